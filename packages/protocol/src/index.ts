@@ -1,1 +1,54 @@
-export {}
+export { CLUSTER_SLOTS, redisClusterSlot } from './cluster-slot.js'
+export {
+  type DecodeResult,
+  decodeInvalidation,
+  decodeRegistryEvent,
+  decodeReport,
+  decodeSnapshot,
+  encodeInvalidation,
+  encodeRegistryEvent,
+  encodeReport,
+  encodeSnapshot,
+  STREAM_FIELD,
+  safeDecodeInvalidation,
+  safeDecodeRegistryEvent,
+  safeDecodeReport,
+  safeDecodeSnapshot,
+} from './codec.js'
+export {
+  InvalidNamespaceError,
+  MalformedMessageError,
+  ProtocolError,
+  WireVersionMismatchError,
+} from './errors.js'
+export { AgentId, EpochMs, MAX_AGENT_ID_LENGTH, MAX_KEY_BYTES, RedisKey } from './fields.js'
+export { Invalidation, MAX_INVALIDATION_KEYS } from './invalidation.js'
+export { KEY_HASH_LENGTH, KeyHash, keyHash } from './key-hash.js'
+export { MAX_SPLIT_FACTOR, Mitigation, SplitFactor } from './mitigation.js'
+export {
+  createNames,
+  DEFAULT_NAMESPACE,
+  DEFAULT_REPORT_SHARDS,
+  type HeatsinkNames,
+  MAX_REPORT_SHARDS,
+} from './names.js'
+export {
+  DemoteEvent,
+  PromoteEvent,
+  RegistryEntry,
+  type RegistryEntryInput,
+  RegistryEvent,
+  type RegistryEventInput,
+  RegistrySource,
+  UpdateEvent,
+} from './registry.js'
+export {
+  CandidateEntry,
+  HotKeyStats,
+  MAX_CANDIDATES,
+  MAX_HOT_KEY_STATS,
+  WindowReport,
+  type WindowReportInput,
+} from './report.js'
+export { RegistrySnapshot, type RegistrySnapshotInput } from './snapshot.js'
+export { WIRE_VERSION } from './version.js'

@@ -1,0 +1,70 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpus, hostname, totalmem } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+/** One row of the results table: a figure beside the alternative it is compared with, measured in the same run. */
+export interface ResultRow {
+  benchmark: string
+  heatsink: string
+  baseline: string
+  baselineFigure: string
+  /** Heatsink's figure divided by the baseline's; what "better" means is stated in `note`. */
+  ratio: number
+  note: string
+}
+
+const resultsDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'bench-results')
+
+/** The machine a run happened on, so a figure is never read without its context. */
+export function machine() {
+  const cpu = cpus()
+  return {
+    host: hostname(),
+    cpu: cpu[0]?.model ?? 'unknown',
+    cores: cpu.length,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    date: new Date().toISOString(),
+  }
+}
+
+/** Prints a row as one line a human reads at a glance. */
+export function printRow(row: ResultRow): void {
+  console.log(
+    `${row.benchmark}: ${row.heatsink}  |  ${row.baseline}: ${row.baselineFigure}  |  ratio ${row.ratio.toFixed(2)}x (${row.note})`,
+  )
+}
+
+/**
+ * Merges rows into bench-results/latest.json (keyed by benchmark, so running one benchmark keeps the others'
+ * figures) and rewrites bench-results/latest.md from it.
+ */
+export function saveRows(rows: readonly ResultRow[]): string {
+  mkdirSync(resultsDir, { recursive: true })
+  const jsonPath = join(resultsDir, 'latest.json')
+  let previous: ResultRow[] = []
+  try {
+    previous = (JSON.parse(readFileSync(jsonPath, 'utf8')) as { rows: ResultRow[] }).rows
+  } catch {
+    // First run: nothing to merge with.
+  }
+  const byName = new Map(previous.map((r) => [r.benchmark, r]))
+  for (const row of rows) byName.set(row.benchmark, row)
+  const all = [...byName.values()]
+  const info = machine()
+  writeFileSync(jsonPath, `${JSON.stringify({ machine: info, rows: all }, null, 2)}\n`)
+  const md = [
+    `Measured on ${info.cpu} (${info.cores} cores, ${info.memoryGiB} GiB), Node ${info.node}, ${info.date}.`,
+    '',
+    '| benchmark | Heatsink | compared with | its figure | ratio | reading |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...all.map(
+      (r) =>
+        `| ${r.benchmark} | ${r.heatsink} | ${r.baseline} | ${r.baselineFigure} | ${r.ratio.toFixed(2)}x | ${r.note} |`,
+    ),
+    '',
+  ].join('\n')
+  writeFileSync(join(resultsDir, 'latest.md'), md)
+  return resultsDir
+}

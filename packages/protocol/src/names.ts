@@ -1,0 +1,75 @@
+import { InvalidNamespaceError } from './errors.js'
+
+/** Namespace used when none is given. */
+export const DEFAULT_NAMESPACE = 'heatsink'
+/** Report streams used when `reportShards` is not given. */
+export const DEFAULT_REPORT_SHARDS = 8
+/** Upper bound on `reportShards`; far above what one aggregator fleet reads, so a typo fails early. */
+export const MAX_REPORT_SHARDS = 1024
+
+// No braces, so no name Heatsink builds can carry a hash tag of its own.
+const NAMESPACE_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/
+
+/** Every Redis key, stream and channel name Heatsink owns; all start with `${namespace}:`. */
+export interface HeatsinkNames {
+  readonly namespace: string
+  /** Streams agents append reports to; an agent always writes to the same one (`reportStreamFor`). */
+  readonly reportStreams: readonly string[]
+  /** The report stream for an agent, chosen by a stable hash of its id. */
+  reportStreamFor(agentId: string): string
+  /** Stream where the aggregator sets aside reports it could not decode. */
+  readonly deadLetterStream: string
+  /** Consumer group the aggregator replicas share on every report stream. */
+  readonly consumerGroup: string
+  /** Pub/sub channel carrying encoded `RegistryEvent`s. */
+  readonly registryChannel: string
+  /** Pub/sub channel carrying encoded `Invalidation`s. */
+  readonly invalidationChannel: string
+  /** Redis string holding an encoded `RegistrySnapshot`, read by agents at start-up. */
+  readonly registrySnapshotKey: string
+  /** The lease (single-flight lock) guarding the upstream load of one cache key. */
+  leaseKey(key: string): string
+  /** Where agents announce themselves. */
+  readonly agentsKey: string
+}
+
+/** Build the Redis names for one Heatsink deployment; throws InvalidNamespaceError on a bad namespace. */
+export function createNames(
+  namespace: string = DEFAULT_NAMESPACE,
+  options: { reportShards?: number } = {},
+): HeatsinkNames {
+  if (typeof namespace !== 'string' || !NAMESPACE_PATTERN.test(namespace)) {
+    throw new InvalidNamespaceError(namespace)
+  }
+  const shards = options.reportShards ?? DEFAULT_REPORT_SHARDS
+  if (!Number.isInteger(shards) || shards < 1 || shards > MAX_REPORT_SHARDS) {
+    throw new RangeError(`reportShards must be an integer from 1 to ${MAX_REPORT_SHARDS}, received ${shards}`)
+  }
+
+  // Plain names without hash tags: on a Redis Cluster the shards land on different slots, and so spread
+  // over the masters instead of all loading one node.
+  const reportStreams = Object.freeze(Array.from({ length: shards }, (_, i) => `${namespace}:reports:${i}`))
+  const leasePrefix = `${namespace}:lease:`
+
+  return Object.freeze({
+    namespace,
+    reportStreams,
+    reportStreamFor: (agentId: string) => reportStreams[fnv1a32(agentId) % shards]!,
+    deadLetterStream: `${namespace}:reports:dead`,
+    consumerGroup: `${namespace}:aggregators`,
+    registryChannel: `${namespace}:registry`,
+    invalidationChannel: `${namespace}:invalidate`,
+    registrySnapshotKey: `${namespace}:registry:snapshot`,
+    // A cache key with a hash tag keeps it in the lease key, so both share a slot and one script can touch both.
+    leaseKey: (key: string) => leasePrefix + key,
+    agentsKey: `${namespace}:agents`,
+  })
+}
+
+// FNV-1a (32-bit) over UTF-8 bytes: tiny, well spread for short ids, and reproducible in any language.
+function fnv1a32(text: string): number {
+  const bytes = Buffer.from(text, 'utf8')
+  let hash = 0x811c9dc5
+  for (const byte of bytes) hash = Math.imul(hash ^ byte, 0x01000193)
+  return hash >>> 0
+}

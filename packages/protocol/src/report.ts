@@ -1,0 +1,58 @@
+import { z } from 'zod'
+import { AgentId, Count, EpochMs, PositiveInt, RedisKey } from './fields.js'
+import { MAX_SPLIT_FACTOR } from './mitigation.js'
+import { WIRE_VERSION } from './version.js'
+
+/** Most candidates one report may carry; bounds the aggregator's work per stream entry. */
+export const MAX_CANDIDATES = 10_000
+/** Most hot-key stats one report may carry. */
+export const MAX_HOT_KEY_STATS = 10_000
+
+/**
+ * A key the agent's sketch saw often in the window. `count` is the sketch's estimate of all requests for
+ * the key; `reads` and `writes` are exact but start only once the key became a candidate, so their sum
+ * may be less than `count`.
+ */
+export const CandidateEntry = z.object({
+  key: RedisKey,
+  count: Count,
+  reads: Count,
+  writes: Count,
+})
+export type CandidateEntry = z.infer<typeof CandidateEntry>
+
+/** How an agent's mitigation of one registered hot key behaved in the window; absent counters mean 0. */
+export const HotKeyStats = z.object({
+  key: RedisKey,
+  l1Hits: Count.default(0),
+  l1Misses: Count.default(0),
+  coalescedWaiters: Count.default(0),
+  upstreamLoads: Count.default(0),
+  staleServes: Count.default(0),
+  leaseWaits: Count.default(0),
+  timeouts: Count.default(0),
+  /** Requests per split copy, indexed by copy; present only for split keys. */
+  splitShardCounts: z.array(Count).max(MAX_SPLIT_FACTOR).optional(),
+})
+export type HotKeyStats = z.infer<typeof HotKeyStats>
+
+/** One agent's per-window report, appended to a report stream. */
+export const WindowReport = z.object({
+  v: z.literal(WIRE_VERSION),
+  kind: z.literal('report'),
+  agentId: AgentId,
+  /** Per agent, increasing by report; gaps show reports lost between agent and aggregator. */
+  seq: Count,
+  windowStart: EpochMs,
+  windowMs: PositiveInt,
+  /** Requests the agent recorded in the window, candidate or not. */
+  total: Count,
+  /** Reports this agent dropped (not delivered) since its last delivered one. */
+  dropped: Count,
+  candidates: z.array(CandidateEntry).max(MAX_CANDIDATES),
+  hotKeyStats: z.array(HotKeyStats).max(MAX_HOT_KEY_STATS).default([]),
+})
+/** A decoded report: defaults filled in. */
+export type WindowReport = z.infer<typeof WindowReport>
+/** A report as an agent may write it: counters that default may be left out. */
+export type WindowReportInput = z.input<typeof WindowReport>

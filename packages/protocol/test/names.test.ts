@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest'
+import { createNames, InvalidNamespaceError, redisClusterSlot } from '../src/index.js'
+
+function allNames(names: ReturnType<typeof createNames>): string[] {
+  return [
+    ...names.reportStreams,
+    names.deadLetterStream,
+    names.consumerGroup,
+    names.registryChannel,
+    names.invalidationChannel,
+    names.registrySnapshotKey,
+    names.leaseKey('product:1'),
+    names.agentsKey,
+  ]
+}
+
+describe('createNames', () => {
+  it('builds the documented names under the default namespace', () => {
+    const names = createNames()
+    expect(names.namespace).toBe('heatsink')
+    expect(names.reportStreams).toEqual([0, 1, 2, 3, 4, 5, 6, 7].map((i) => `heatsink:reports:${i}`))
+    expect(names.deadLetterStream).toBe('heatsink:reports:dead')
+    expect(names.consumerGroup).toBe('heatsink:aggregators')
+    expect(names.registryChannel).toBe('heatsink:registry')
+    expect(names.invalidationChannel).toBe('heatsink:invalidate')
+    expect(names.registrySnapshotKey).toBe('heatsink:registry:snapshot')
+    expect(names.leaseKey('product:12345')).toBe('heatsink:lease:product:12345')
+    expect(names.agentsKey).toBe('heatsink:agents')
+  })
+
+  it('puts every name under the namespace, and no two alike', () => {
+    const names = createNames('t-1.a_b:c', { reportShards: 4 })
+    const all = allNames(names)
+    for (const name of all) expect(name.startsWith('t-1.a_b:c:')).toBe(true)
+    expect(new Set(all).size).toBe(all.length)
+    expect(names.reportStreams).toHaveLength(4)
+  })
+
+  it('keeps two namespaces apart', () => {
+    const a = new Set(allNames(createNames('alpha')))
+    for (const name of allNames(createNames('beta'))) expect(a.has(name)).toBe(false)
+  })
+
+  it('returns frozen names', () => {
+    const names = createNames()
+    expect(Object.isFrozen(names)).toBe(true)
+    expect(Object.isFrozen(names.reportStreams)).toBe(true)
+  })
+
+  it.each(['', 'a'.repeat(65), 'has space', 'tag{x}', 'slash/ns', 'ünïcode'])(
+    'rejects namespace %j',
+    (ns) => {
+      expect(() => createNames(ns)).toThrow(InvalidNamespaceError)
+      try {
+        createNames(ns)
+      } catch (error) {
+        expect(error).toMatchObject({ code: 'E_INVALID_NAMESPACE', name: 'InvalidNamespaceError' })
+        expect((error as Error).message).toContain('1 to 64 characters')
+      }
+    },
+  )
+
+  it('accepts a 64-character namespace', () => {
+    expect(createNames('n'.repeat(64)).agentsKey).toBe(`${'n'.repeat(64)}:agents`)
+  })
+
+  it.each([0, -1, 1.5, 2000])('rejects reportShards %d', (reportShards) => {
+    expect(() => createNames('hs', { reportShards })).toThrow(RangeError)
+  })
+
+  it('chooses a report stream by agent id, stably', () => {
+    const names = createNames()
+    const again = createNames()
+    const used = new Set<string>()
+    for (let i = 0; i < 200; i++) {
+      const stream = names.reportStreamFor(`agent-${i}`)
+      expect(names.reportStreams).toContain(stream)
+      expect(again.reportStreamFor(`agent-${i}`)).toBe(stream)
+      used.add(stream)
+    }
+    // 200 ids over 8 streams: a working hash uses them all.
+    expect(used.size).toBe(8)
+  })
+
+  it('pins the stream choice so agents built from other releases agree', () => {
+    // FNV-1a 32 of the UTF-8 id, modulo the shard count.
+    const names = createNames()
+    expect(names.reportStreamFor('')).toBe('heatsink:reports:5') // 0x811c9dc5 % 8
+    expect(names.reportStreamFor('a')).toBe('heatsink:reports:4') // 0xe40c292c % 8
+  })
+
+  it('spreads the default report streams over the slot ranges of a 3-master cluster', () => {
+    const ranges = createNames().reportStreams.map((stream) => {
+      const slot = redisClusterSlot(stream)
+      return slot <= 5460 ? 0 : slot <= 10922 ? 1 : 2
+    })
+    // Observed: slots 14392, 10265, 6266, 2139, 14524, 10397, 6398, 2271 -> all three ranges.
+    expect(new Set(ranges).size).toBeGreaterThanOrEqual(2)
+  })
+})

@@ -1,0 +1,32 @@
+/** One tracked key in the current window. Mutable on purpose: the record path updates it in place. */
+export class Candidate {
+  key: string
+  /** Upper bound on the key's requests this window: `prior` plus the exact counts since admission. */
+  count: number
+  /** The sketch's estimate at admission (admitting request included): what the sketch already holds for the key. */
+  prior: number
+  /** Reads and writes counted exactly since admission (their sum may be below count). */
+  reads: number
+  writes: number
+  /** The key's 64-bit fingerprint, by which the candidate index finds it. */
+  h1: number
+  h2: number
+  /** The key's sketch cells, for folding its exact count back into the sketch. */
+  readonly cells: Uint32Array
+  /** Count when last placed in the heap; below `count` means the heap position is stale. */
+  priority: number
+  heapIndex: number
+
+  constructor(key: string, depth: number) {
+    this.key = key
+    this.count = 0
+    this.prior = 0
+    this.reads = 0
+    this.writes = 0
+    this.h1 = 0
+    this.h2 = 0
+    this.cells = new Uint32Array(depth)
+    this.priority = 0
+    this.heapIndex = -1
+  }
+}

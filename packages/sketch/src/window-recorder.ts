@@ -1,0 +1,242 @@
+import { Candidate } from './candidate.js'
+import { CandidateHeap } from './candidate-heap.js'
+import { CandidateIndex } from './candidate-index.js'
+import { CountMinSketch, type CountMinSketchOptions } from './count-min-sketch.js'
+import { InvalidSketchOptionError } from './errors.js'
+import { KeyHasher } from './key-hasher.js'
+
+/** How a window recorder sizes its sketch and decides what to report. */
+export interface WindowRecorderOptions extends CountMinSketchOptions {
+  /** Keys reported every window whatever their count, so the aggregator can sum keys that are warm everywhere. */
+  topK?: number
+  /** Keys tracked as candidates; more than topK so that keys near the cut keep exact counts. */
+  capacity?: number
+  /** A key whose count in one window reaches this is always reported, even beyond topK. */
+  reportFloor?: number
+  /** Hard limit on tracked keys when more than `capacity` keys reach the report floor in one window. */
+  maxCandidates?: number
+  /** Called once per key per window, on the request that takes it to the report floor: a fast path. */
+  onFloorCrossed?: (key: string, count: number) => void
+  /** Start of the first window (epoch ms); later windows start where the previous one was rolled over. */
+  windowStart?: number
+}
+
+/** One key's counts in a closed window. */
+export interface HeavyHitter {
+  key: string
+  /** Estimated requests: never below the truth, exact for keys tracked since the window opened. */
+  count: number
+  /** Reads and writes counted exactly while tracked; their sum is below count when tracking began late. */
+  reads: number
+  writes: number
+}
+
+/** What a window reports when it closes. */
+export interface WindowSummary {
+  windowStart: number
+  windowMs: number
+  /** Requests recorded in the window. */
+  total: number
+  /** Top keys by count, then every further key at or above the report floor; highest first. */
+  hitters: HeavyHitter[]
+  /** Admissions refused because maxCandidates keys had all reached the report floor. */
+  overflowed: number
+}
+
+export const DEFAULT_TOP_K = 32
+export const DEFAULT_REPORT_FLOOR = 100
+
+/**
+ * The per-process frequency engine: a Count-Min Sketch for the current window plus the heavy-hitter candidates
+ * a sketch cannot list by itself. Recording reads no clock; windows close when rollover() is called by a timer
+ * (TumblingWindows) or by a test with an explicit time.
+ *
+ * The candidates sit in front of the sketch (the Augmented Sketch of Roy et al., SIGMOD 2016): a candidate is
+ * counted exactly and no longer feeds the sketch, and when evicted it folds its exact count back in. Heavy keys
+ * therefore stop inflating the cells they share with cold keys, so a cold key cannot read as hot because it met
+ * a different heavy key in every row; and the hottest keys, most of the traffic, never touch the sketch.
+ * Invariant: for every key, its candidate count (or else its sketch estimate) is at least its true count.
+ */
+export class WindowRecorder {
+  readonly sketch: CountMinSketch
+  readonly topK: number
+  readonly capacity: number
+  readonly reportFloor: number
+  readonly maxCandidates: number
+  readonly #onFloorCrossed: ((key: string, count: number) => void) | undefined
+  readonly #hasher: KeyHasher
+  readonly #index: CandidateIndex
+  readonly #heap = new CandidateHeap()
+  readonly #scratch: Uint32Array
+  readonly #widthBits: number
+  #windowStart: number
+  #total = 0
+  #overflowed = 0
+
+  constructor(options: WindowRecorderOptions = {}) {
+    this.sketch = new CountMinSketch(options)
+    this.topK = positiveInteger('topK', options.topK ?? DEFAULT_TOP_K)
+    this.capacity = positiveInteger('capacity', options.capacity ?? Math.max(256, 4 * this.topK))
+    this.reportFloor = positiveInteger('reportFloor', options.reportFloor ?? DEFAULT_REPORT_FLOOR)
+    this.maxCandidates = positiveInteger('maxCandidates', options.maxCandidates ?? 16 * this.capacity)
+    if (this.capacity < this.topK) throw new InvalidSketchOptionError('capacity', 'must be at least topK')
+    if (this.maxCandidates < this.capacity) {
+      throw new InvalidSketchOptionError('maxCandidates', 'must be at least capacity')
+    }
+    this.#onFloorCrossed = options.onFloorCrossed
+    this.#windowStart = options.windowStart ?? 0
+    this.#scratch = new Uint32Array(this.sketch.depth)
+    this.#widthBits = Math.log2(this.sketch.width)
+    this.#hasher = new KeyHasher(this.sketch.seed)
+    this.#index = new CandidateIndex(this.capacity)
+  }
+
+  /** Start of the open window (epoch ms). */
+  get windowStart(): number {
+    return this.#windowStart
+  }
+
+  /** Counts one request for `key`; `write` tells writes from reads. */
+  record(key: string, write = false): void {
+    this.#total++
+    const hasher = this.#hasher
+    hasher.hash(key)
+    const h1 = hasher.h1
+    const h2 = hasher.h2
+    const candidate = this.#index.get(h1, h2)
+    if (candidate !== undefined) {
+      const count = ++candidate.count
+      if (write) candidate.writes++
+      else candidate.reads++
+      if (count === this.reportFloor) this.#onFloorCrossed?.(key, count)
+      return
+    }
+    const estimate = this.sketch.addAtCells(this.sketch.cellsAt(h1, h2, this.#scratch))
+    // The heap floor is a lower bound on the weakest candidate, so this test never refuses a key that
+    // deserves a place; #admit checks against the true minimum. A key below the average cell load
+    // (total / width) is within the sketch's own noise: admitting it would churn candidates to learn nothing,
+    // which under uniform traffic made recording 40% slower.
+    if (
+      (estimate > this.#heap.floor() && estimate > this.#total >>> this.#widthBits) ||
+      estimate >= this.reportFloor ||
+      this.#heap.size < this.capacity
+    ) {
+      this.#admit(key, h1, h2, estimate, write)
+    }
+  }
+
+  /** The current window's estimate for `key`. */
+  estimate(key: string): number {
+    this.#hasher.hash(key)
+    const candidate = this.#index.get(this.#hasher.h1, this.#hasher.h2)
+    return candidate !== undefined ? candidate.count : this.sketch.estimate(key)
+  }
+
+  /** Requests recorded in the open window. */
+  get total(): number {
+    return this.#total
+  }
+
+  /** The worst overcount the sketch promises with probability 1 - e^-depth: (e / width) x requests. */
+  errorBound(): number {
+    return (Math.E / this.sketch.width) * this.#total
+  }
+
+  /**
+   * A copy of the open window's sketch with the candidates folded in: a sketch that answers for every key and
+   * merges cell by cell with other agents' sketches of the same dimensions and seed.
+   */
+  toSketch(): CountMinSketch {
+    const copy = CountMinSketch.fromCells(this.sketch.toCells(), this.sketch.total, this.sketch)
+    for (const candidate of this.#heap.values())
+      copy.addAtCells(candidate.cells, candidate.count - candidate.prior)
+    return copy
+  }
+
+  /** Closes the open window at `windowEnd` (epoch ms), returns its summary and opens the next one. */
+  rollover(windowEnd: number): WindowSummary {
+    const tracked = [...this.#heap.values()].sort((a, b) => b.count - a.count)
+    const hitters: HeavyHitter[] = []
+    for (let i = 0; i < tracked.length; i++) {
+      const candidate = tracked[i] as Candidate
+      const count = candidate.count
+      if (count === 0 || (i >= this.topK && count < this.reportFloor)) break
+      hitters.push({ key: candidate.key, count, reads: candidate.reads, writes: candidate.writes })
+    }
+    const summary: WindowSummary = {
+      windowStart: this.#windowStart,
+      windowMs: windowEnd - this.#windowStart,
+      total: this.#total,
+      hitters,
+      overflowed: this.#overflowed,
+    }
+    this.#startWindow(windowEnd, tracked)
+    return summary
+  }
+
+  // Keeps the strongest candidates into the next window with zeroed counts: a key that stays hot is then
+  // counted exactly from the first request of the window instead of being re-admitted with sketch noise.
+  #startWindow(windowStart: number, tracked: readonly Candidate[]): void {
+    this.sketch.clear()
+    this.#heap.clear()
+    this.#overflowed = 0
+    this.#total = 0
+    this.#windowStart = windowStart
+    for (let i = 0; i < tracked.length; i++) {
+      const candidate = tracked[i] as Candidate
+      if (i >= this.capacity) {
+        this.#index.delete(candidate)
+        continue
+      }
+      candidate.count = 0
+      candidate.prior = 0
+      candidate.reads = 0
+      candidate.writes = 0
+      this.#heap.push(candidate)
+    }
+  }
+
+  #admit(key: string, h1: number, h2: number, estimate: number, write: boolean): void {
+    let candidate: Candidate
+    if (this.#heap.size < this.capacity) {
+      candidate = new Candidate(key, this.sketch.depth)
+    } else {
+      const weakest = this.#heap.min() as Candidate
+      if (estimate <= weakest.count && estimate < this.reportFloor) return
+      if (weakest.count >= this.reportFloor) {
+        // Every tracked key must be reported this window, so grow rather than evict one of them.
+        if (this.#heap.size >= this.maxCandidates) {
+          this.#overflowed++
+          return
+        }
+        candidate = new Candidate(key, this.sketch.depth)
+      } else {
+        this.#heap.popMin()
+        this.#index.delete(weakest)
+        // Hand the exact count back to the sketch, so the evicted key's estimate stays an upper bound.
+        this.sketch.addAtCells(weakest.cells, weakest.count - weakest.prior)
+        candidate = weakest
+      }
+    }
+    candidate.key = key
+    candidate.h1 = h1
+    candidate.h2 = h2
+    candidate.count = estimate
+    candidate.prior = estimate
+    candidate.reads = write ? 0 : 1
+    candidate.writes = write ? 1 : 0
+    candidate.cells.set(this.#scratch)
+    this.#heap.push(candidate)
+    this.#index.add(candidate)
+    if (estimate === this.reportFloor || (estimate > this.reportFloor && estimate - 1 < this.reportFloor)) {
+      this.#onFloorCrossed?.(key, estimate)
+    }
+  }
+}
+
+function positiveInteger(option: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) {
+    throw new InvalidSketchOptionError(option, `must be a positive integer, got ${value}`)
+  }
+  return value
+}

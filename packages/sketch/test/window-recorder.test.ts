@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest'
+import { InvalidSketchOptionError, WindowRecorder } from '../src/index.js'
+
+function record(recorder: WindowRecorder, key: string, times: number, write = false) {
+  for (let i = 0; i < times; i++) recorder.record(key, write)
+}
+
+describe('WindowRecorder', () => {
+  it('counts reads and writes apart', () => {
+    const recorder = new WindowRecorder({ windowStart: 0 })
+    record(recorder, 'counter:likes', 30, true)
+    record(recorder, 'counter:likes', 10)
+    record(recorder, 'profile:1', 5)
+    const summary = recorder.rollover(1000)
+    expect(summary).toMatchObject({ windowStart: 0, windowMs: 1000, total: 45, overflowed: 0 })
+    expect(summary.hitters).toEqual([
+      { key: 'counter:likes', count: 40, reads: 10, writes: 30 },
+      { key: 'profile:1', count: 5, reads: 5, writes: 0 },
+    ])
+  })
+
+  it('reports the top K keys and every further key that reaches the report floor', () => {
+    const recorder = new WindowRecorder({ topK: 2, capacity: 8, reportFloor: 50 })
+    record(recorder, 'a', 100)
+    record(recorder, 'b', 90)
+    record(recorder, 'c', 60)
+    record(recorder, 'd', 55)
+    record(recorder, 'e', 20)
+    const keys = recorder.rollover(1000).hitters.map((h) => h.key)
+    expect(keys).toEqual(['a', 'b', 'c', 'd'])
+  })
+
+  it('keeps tracking beyond capacity when every candidate has reached the floor, up to a hard cap', () => {
+    const recorder = new WindowRecorder({ topK: 1, capacity: 2, reportFloor: 3, maxCandidates: 3 })
+    for (const key of ['a', 'b', 'c', 'd']) record(recorder, key, 5)
+    const summary = recorder.rollover(1000)
+    expect(summary.hitters.map((h) => h.key).sort()).toEqual(['a', 'b', 'c'])
+    expect(summary.overflowed).toBeGreaterThan(0)
+  })
+
+  it('calls the fast path once per key per window when it reaches the report floor', () => {
+    const crossed: Array<[string, number]> = []
+    const recorder = new WindowRecorder({
+      reportFloor: 10,
+      onFloorCrossed: (key, count) => crossed.push([key, count]),
+    })
+    record(recorder, 'hot', 25)
+    record(recorder, 'warm', 9)
+    expect(crossed).toEqual([['hot', 10]])
+    recorder.rollover(1000)
+    record(recorder, 'hot', 10)
+    expect(crossed).toEqual([
+      ['hot', 10],
+      ['hot', 10],
+    ])
+  })
+
+  it('counts a key that stays hot exactly in the next window', () => {
+    const recorder = new WindowRecorder({ topK: 4, capacity: 16 })
+    record(recorder, 'hot', 500)
+    for (let i = 0; i < 5000; i++) recorder.record(`noise:${i}`)
+    recorder.rollover(1000)
+    record(recorder, 'hot', 321)
+    const summary = recorder.rollover(2000)
+    expect(summary.windowStart).toBe(1000)
+    expect(summary.hitters[0]).toEqual({ key: 'hot', count: 321, reads: 321, writes: 0 })
+  })
+
+  it('keeps an evicted key as an upper bound, so it can return with its full count', () => {
+    const recorder = new WindowRecorder({ topK: 1, capacity: 1, reportFloor: 1000 })
+    record(recorder, 'early', 5)
+    record(recorder, 'late', 8) // evicts 'early', whose 5 exact counts go back into the sketch
+    expect(recorder.estimate('early')).toBeGreaterThanOrEqual(5)
+    record(recorder, 'early', 10)
+    expect(recorder.estimate('early')).toBeGreaterThanOrEqual(15)
+  })
+
+  it('folds candidates into a mergeable sketch that answers for every key', () => {
+    const a = new WindowRecorder()
+    const b = new WindowRecorder()
+    record(a, 'k', 7)
+    record(b, 'k', 5)
+    record(b, 'j', 2)
+    const merged = a.toSketch().merge(b.toSketch())
+    expect(merged.estimate('k')).toBe(12)
+    expect(merged.estimate('j')).toBe(2)
+  })
+
+  it('rejects bad options with the option named', () => {
+    expect(() => new WindowRecorder({ topK: 0 })).toThrow(InvalidSketchOptionError)
+    expect(() => new WindowRecorder({ topK: 10, capacity: 5 })).toThrow(/capacity/)
+  })
+})
