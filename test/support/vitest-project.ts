@@ -7,7 +7,10 @@ const globalSetup = fileURLToPath(new URL('./global-setup.ts', import.meta.url))
 const conditions = ['@heatsink/source', 'node', 'import', 'module', 'default']
 
 /** The vitest project every Heatsink package uses: real services from the global setup, source imports. */
-export function heatsinkProject(name: string, overrides: UserWorkspaceConfig['test'] = {}): UserWorkspaceConfig {
+export function heatsinkProject(
+  name: string,
+  overrides: UserWorkspaceConfig['test'] = {},
+): UserWorkspaceConfig {
   return defineProject({
     resolve: { conditions },
     ssr: { resolve: { conditions, externalConditions: conditions } },

@@ -1,9 +1,11 @@
+import { benchReportDecode } from './report-decode.bench.js'
 import { printRow, type ResultRow, saveRows } from './results.js'
 import { benchSketchRecord } from './sketch-record.bench.js'
 
 /** Every benchmark by name; `node dist/run.js <name>` runs one, no argument runs all. */
 const benchmarks: Record<string, () => ResultRow[] | Promise<ResultRow[]>> = {
   'sketch-record': benchSketchRecord,
+  'report-decode': benchReportDecode,
 }
 
 const only = process.argv[2]

@@ -1,0 +1,12 @@
+export { DevServicesError, type ServiceName, ServiceStartError, ServiceUnavailableError } from './errors.js'
+export { freePort, isPortFree } from './free-port.js'
+export { DEFAULT_DATABASE_URL, type EnsurePostgresOptions, ensurePostgres } from './postgres-server.js'
+export { redactUrl } from './redact-url.js'
+export {
+  type ClusterNode,
+  type RedisCluster,
+  type RedisClusterOptions,
+  startRedisCluster,
+} from './redis-cluster.js'
+export { DEFAULT_REDIS_URL, type EnsureRedisOptions, ensureRedis } from './redis-server.js'
+export type { EnsureServiceOptions, RunningService, ServiceLog } from './running-service.js'

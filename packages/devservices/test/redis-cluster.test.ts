@@ -1,0 +1,43 @@
+import { Cluster } from 'ioredis'
+import { describe, expect, it } from 'vitest'
+import { findExecutable } from '../src/find-executable.js'
+import { ServiceUnavailableError, startRedisCluster } from '../src/index.js'
+import { isListening } from '../src/tcp-probe.js'
+
+const hasRedis = findExecutable('redis-server') !== undefined && findExecutable('redis-cli') !== undefined
+
+describe('startRedisCluster', () => {
+  it.skipIf(!hasRedis)('starts three masters that split keys by slot, and stop() ends them', async () => {
+    const cluster = await startRedisCluster({ masters: 3 })
+    const client = new Cluster(cluster.nodes)
+    try {
+      expect(cluster.nodes).toHaveLength(3)
+      const keys = Array.from({ length: 30 }, (_, index) => `hs-cluster-${index}`)
+      for (const key of keys) await client.set(key, `value of ${key}`)
+
+      for (const key of keys) expect(await client.get(key)).toBe(`value of ${key}`)
+      // 30 keys over 16384 slots split three ways: every master holds some.
+      const sizes = await Promise.all(client.nodes('master').map((node) => node.dbsize()))
+      expect(sizes).toHaveLength(3)
+      for (const size of sizes) expect(size).toBeGreaterThan(0)
+      expect(sizes.reduce((sum, size) => sum + size, 0)).toBe(keys.length)
+    } finally {
+      await client.quit()
+      await cluster.stop()
+    }
+
+    for (const node of cluster.nodes) expect(await isListening(node.host, node.port)).toBe(false)
+  })
+
+  it('says how to get Redis when redis-server or redis-cli is missing', async () => {
+    const error = await startRedisCluster({ binDirs: [] }).catch((caught: unknown) => caught)
+
+    expect(error).toBeInstanceOf(ServiceUnavailableError)
+    expect(error).toMatchObject({ code: 'E_SERVICE_UNAVAILABLE', service: 'redis-cluster' })
+    expect((error as Error).message).toContain('apt-get install -y --no-install-recommends redis-server')
+  })
+
+  it('rejects fewer than three masters, which redis-cli cannot form into a cluster', async () => {
+    await expect(startRedisCluster({ masters: 2 })).rejects.toThrow(RangeError)
+  })
+})

@@ -1,0 +1,11 @@
+export { TestServiceMissingError } from './errors.js'
+export type { FixtureScope, UseFixtureOptions } from './fixture-hooks.js'
+export { testNamespace, testSchemaName } from './namespace.js'
+export {
+  type CreateTestPostgresOptions,
+  createTestPostgres,
+  type TestPostgres,
+  useTestPostgres,
+} from './postgres.js'
+export { type CreateTestRedisOptions, createTestRedis, type TestRedis, useTestRedis } from './redis.js'
+export { requireServiceUrl, type ServiceVariable } from './service-env.js'
