@@ -25,12 +25,24 @@ export interface HeatsinkNames {
   readonly registryChannel: string
   /** Pub/sub channel carrying encoded `Invalidation`s. */
   readonly invalidationChannel: string
-  /** Redis string holding an encoded `RegistrySnapshot`, read by agents at start-up. */
+  /**
+   * Redis hash with fields `version` (the registry version, an integer) and `snapshot` (an encoded
+   * `RegistrySnapshot` of that version). A hash, so one script can compare versions and replace both.
+   */
   readonly registrySnapshotKey: string
   /** The lease (single-flight lock) guarding the upstream load of one cache key. */
   leaseKey(key: string): string
   /** Where agents announce themselves. */
   readonly agentsKey: string
+  /**
+   * The aggregator's per-window counters for one counter shard: a hash of each agent's largest reported
+   * count per key (fields `c\n<agent>\n<key>`, `w\n<agent>\n<key>`, `m\n<agent>\n<key>`) and of the
+   * cluster-wide sums (fields `c\n<key>`, `w\n<key>`, `m\n<key>`). The hash tag keeps one window-shard in one
+   * slot, so one script updates it atomically, while different shards and windows spread over a Cluster.
+   */
+  windowCountersKey(windowStart: number, shard: number): string
+  /** Per-agent statistics of one registered key (hash: agent id -> encoded HotKeyStats with its window). */
+  keyStatsKey(keyHash: string): string
 }
 
 /** Build the Redis names for one Heatsink deployment; throws InvalidNamespaceError on a bad namespace. */
@@ -63,6 +75,8 @@ export function createNames(
     // A cache key with a hash tag keeps it in the lease key, so both share a slot and one script can touch both.
     leaseKey: (key: string) => leasePrefix + key,
     agentsKey: `${namespace}:agents`,
+    windowCountersKey: (windowStart: number, shard: number) => `${namespace}:w:{${windowStart}:${shard}}`,
+    keyStatsKey: (hash: string) => `${namespace}:stats:${hash}`,
   })
 }
 

@@ -14,7 +14,7 @@ export const RegistryEntry = z.object({
   keyHash: KeyHash,
   mitigation: Mitigation,
   splitFactor: SplitFactor.default(1),
-  /** Lifetime of locally cached values; null leaves it to the agent's configuration. */
+  /** How long the promotion lasts, in seconds; null: until demoted (automatic ones by hysteresis). */
   ttlSeconds: PositiveInt.nullable(),
   source: RegistrySource,
   status: z.literal('active'),

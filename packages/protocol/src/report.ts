@@ -11,13 +11,19 @@ export const MAX_HOT_KEY_STATS = 10_000
 /**
  * A key the agent's sketch saw often in the window. `count` is the sketch's estimate of all requests for
  * the key; `reads` and `writes` are exact but start only once the key became a candidate, so their sum
- * may be less than `count`.
+ * may be less than `count`. `misses` counts reads that found nothing in Redis (or went to a loader), so the
+ * aggregator can tell a key whose misses are what is hot.
+ *
+ * Counts are cumulative for the window: a partial report and the window's final report both give the
+ * counts from the window's start, so the aggregator keeps the largest it has seen per agent and key, and a
+ * report processed twice, or out of order, changes nothing.
  */
 export const CandidateEntry = z.object({
   key: RedisKey,
   count: Count,
   reads: Count,
   writes: Count,
+  misses: Count.default(0),
 })
 export type CandidateEntry = z.infer<typeof CandidateEntry>
 
@@ -31,6 +37,8 @@ export const HotKeyStats = z.object({
   staleServes: Count.default(0),
   leaseWaits: Count.default(0),
   timeouts: Count.default(0),
+  /** Reads of the key that found nothing in Redis. */
+  misses: Count.default(0),
   /** Requests per split copy, indexed by copy; present only for split keys. */
   splitShardCounts: z.array(Count).max(MAX_SPLIT_FACTOR).optional(),
 })
@@ -49,6 +57,11 @@ export const WindowReport = z.object({
   total: Count,
   /** Reports this agent dropped (not delivered) since its last delivered one. */
   dropped: Count,
+  /**
+   * Sent before the window closed, because a key crossed the agent's fast-report floor: counts so far.
+   * The window's final report follows with partial false.
+   */
+  partial: z.boolean().default(false),
   candidates: z.array(CandidateEntry).max(MAX_CANDIDATES),
   hotKeyStats: z.array(HotKeyStats).max(MAX_HOT_KEY_STATS).default([]),
 })

@@ -59,6 +59,7 @@ describe('HotKeyStats', () => {
       staleServes: 0,
       leaseWaits: 0,
       timeouts: 0,
+      misses: 0,
     })
   })
 

@@ -11,11 +11,13 @@ export function report(n = 3): WindowReport {
     windowMs: 1000,
     total: 5000,
     dropped: 0,
+    partial: false,
     candidates: Array.from({ length: n }, (_, i) => ({
       key: `product:${i}`,
       count: 100 + i,
       reads: 90,
       writes: i,
+      misses: 0,
     })),
     hotKeyStats: [
       {
@@ -27,6 +29,7 @@ export function report(n = 3): WindowReport {
         staleServes: 0,
         leaseWaits: 3,
         timeouts: 0,
+        misses: 0,
         splitShardCounts: [10, 12, 9, 11],
       },
     ],

@@ -98,3 +98,16 @@ describe('createNames', () => {
     expect(new Set(ranges).size).toBeGreaterThanOrEqual(2)
   })
 })
+
+describe('window counters', () => {
+  it('keep one window-shard in one slot and spread shards and windows over the slot space', () => {
+    const names = createNames('heatsink')
+    const key = names.windowCountersKey(1_700_000_000_000, 3)
+    expect(key.startsWith('heatsink:')).toBe(true)
+    expect(redisClusterSlot(key)).toBe(redisClusterSlot('{1700000000000:3}'))
+    const slots = new Set(
+      Array.from({ length: 16 }, (_, shard) => redisClusterSlot(names.windowCountersKey(0, shard))),
+    )
+    expect(slots.size).toBe(16)
+  })
+})

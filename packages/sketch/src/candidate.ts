@@ -8,6 +8,8 @@ export class Candidate {
   /** Reads and writes counted exactly since admission (their sum may be below count). */
   reads: number
   writes: number
+  /** Reads that found nothing upstream, counted while tracked. */
+  misses: number
   /** The key's 64-bit fingerprint, by which the candidate index finds it. */
   h1: number
   h2: number
@@ -23,6 +25,7 @@ export class Candidate {
     this.prior = 0
     this.reads = 0
     this.writes = 0
+    this.misses = 0
     this.h1 = 0
     this.h2 = 0
     this.cells = new Uint32Array(depth)

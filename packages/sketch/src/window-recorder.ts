@@ -29,6 +29,8 @@ export interface HeavyHitter {
   /** Reads and writes counted exactly while tracked; their sum is below count when tracking began late. */
   reads: number
   writes: number
+  /** Reads that found nothing (recordMiss), counted exactly while tracked. */
+  misses: number
 }
 
 /** What a window reports when it closes. */
@@ -125,6 +127,16 @@ export class WindowRecorder {
     }
   }
 
+  /**
+   * Notes that a read of `key`, already recorded, found nothing upstream. Only tracked keys keep misses: a miss
+   * matters to the aggregator when the key is hot, and hot keys are candidates.
+   */
+  recordMiss(key: string): void {
+    this.#hasher.hash(key)
+    const candidate = this.#index.get(this.#hasher.h1, this.#hasher.h2)
+    if (candidate !== undefined) candidate.misses++
+  }
+
   /** The current window's estimate for `key`. */
   estimate(key: string): number {
     this.#hasher.hash(key)
@@ -153,25 +165,45 @@ export class WindowRecorder {
     return copy
   }
 
+  /** The open window's hitters so far, selected as rollover() would, without closing the window. */
+  peek(): HeavyHitter[] {
+    return this.#hitters(this.#byCount())
+  }
+
   /** Closes the open window at `windowEnd` (epoch ms), returns its summary and opens the next one. */
   rollover(windowEnd: number): WindowSummary {
-    const tracked = [...this.#heap.values()].sort((a, b) => b.count - a.count)
+    const tracked = this.#byCount()
+    const summary: WindowSummary = {
+      windowStart: this.#windowStart,
+      windowMs: windowEnd - this.#windowStart,
+      total: this.#total,
+      hitters: this.#hitters(tracked),
+      overflowed: this.#overflowed,
+    }
+    this.#startWindow(windowEnd, tracked)
+    return summary
+  }
+
+  #byCount(): Candidate[] {
+    return [...this.#heap.values()].sort((a, b) => b.count - a.count)
+  }
+
+  // The top K, then every further key at or above the report floor.
+  #hitters(tracked: readonly Candidate[]): HeavyHitter[] {
     const hitters: HeavyHitter[] = []
     for (let i = 0; i < tracked.length; i++) {
       const candidate = tracked[i] as Candidate
       const count = candidate.count
       if (count === 0 || (i >= this.topK && count < this.reportFloor)) break
-      hitters.push({ key: candidate.key, count, reads: candidate.reads, writes: candidate.writes })
+      hitters.push({
+        key: candidate.key,
+        count,
+        reads: candidate.reads,
+        writes: candidate.writes,
+        misses: candidate.misses,
+      })
     }
-    const summary: WindowSummary = {
-      windowStart: this.#windowStart,
-      windowMs: windowEnd - this.#windowStart,
-      total: this.#total,
-      hitters,
-      overflowed: this.#overflowed,
-    }
-    this.#startWindow(windowEnd, tracked)
-    return summary
+    return hitters
   }
 
   // Keeps the strongest candidates into the next window with zeroed counts: a key that stays hot is then
@@ -192,6 +224,7 @@ export class WindowRecorder {
       candidate.prior = 0
       candidate.reads = 0
       candidate.writes = 0
+      candidate.misses = 0
       this.#heap.push(candidate)
     }
   }
@@ -225,6 +258,7 @@ export class WindowRecorder {
     candidate.prior = estimate
     candidate.reads = write ? 0 : 1
     candidate.writes = write ? 1 : 0
+    candidate.misses = 0
     candidate.cells.set(this.#scratch)
     this.#heap.push(candidate)
     this.#index.add(candidate)

@@ -14,9 +14,27 @@ describe('WindowRecorder', () => {
     const summary = recorder.rollover(1000)
     expect(summary).toMatchObject({ windowStart: 0, windowMs: 1000, total: 45, overflowed: 0 })
     expect(summary.hitters).toEqual([
-      { key: 'counter:likes', count: 40, reads: 10, writes: 30 },
-      { key: 'profile:1', count: 5, reads: 5, writes: 0 },
+      { key: 'counter:likes', count: 40, reads: 10, writes: 30, misses: 0 },
+      { key: 'profile:1', count: 5, reads: 5, writes: 0, misses: 0 },
     ])
+  })
+
+  it('counts misses of tracked keys, told apart from reads', () => {
+    const recorder = new WindowRecorder()
+    record(recorder, 'flash:sale', 10)
+    for (let i = 0; i < 4; i++) recorder.recordMiss('flash:sale')
+    recorder.recordMiss('never:recorded')
+    expect(recorder.rollover(1000).hitters).toEqual([
+      { key: 'flash:sale', count: 10, reads: 10, writes: 0, misses: 4 },
+    ])
+  })
+
+  it('peeks at the open window without closing it', () => {
+    const recorder = new WindowRecorder()
+    record(recorder, 'a', 3)
+    expect(recorder.peek()).toEqual([{ key: 'a', count: 3, reads: 3, writes: 0, misses: 0 }])
+    record(recorder, 'a', 2)
+    expect(recorder.rollover(1000).hitters).toEqual([{ key: 'a', count: 5, reads: 5, writes: 0, misses: 0 }])
   })
 
   it('reports the top K keys and every further key that reaches the report floor', () => {
@@ -63,7 +81,7 @@ describe('WindowRecorder', () => {
     record(recorder, 'hot', 321)
     const summary = recorder.rollover(2000)
     expect(summary.windowStart).toBe(1000)
-    expect(summary.hitters[0]).toEqual({ key: 'hot', count: 321, reads: 321, writes: 0 })
+    expect(summary.hitters[0]).toEqual({ key: 'hot', count: 321, reads: 321, writes: 0, misses: 0 })
   })
 
   it('keeps an evicted key as an upper bound, so it can return with its full count', () => {

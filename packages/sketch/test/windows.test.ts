@@ -25,7 +25,7 @@ describe('TumblingWindows', () => {
       [10_000, 1000, 1],
       [11_000, 1000, 2],
     ])
-    expect(closed[1]?.hitters).toEqual([{ key: 'b', count: 2, reads: 2, writes: 0 }])
+    expect(closed[1]?.hitters).toEqual([{ key: 'b', count: 2, reads: 2, writes: 0, misses: 0 }])
   })
 
   it('flushes the partial window on stop, and stops firing', () => {
@@ -79,7 +79,13 @@ describe('SlidingFrequency', () => {
     windowMs: 1000,
     total: Object.values(counts).reduce((a, b) => a + b, 0),
     overflowed: 0,
-    hitters: Object.entries(counts).map(([key, count]) => ({ key, count, reads: count, writes: 0 })),
+    hitters: Object.entries(counts).map(([key, count]) => ({
+      key,
+      count,
+      reads: count,
+      writes: 0,
+      misses: 0,
+    })),
   })
 
   it('sums each key over the last W windows and forgets older ones', () => {
