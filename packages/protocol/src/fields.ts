@@ -14,8 +14,15 @@ export const RedisKey = z
     message: `key exceeds ${MAX_KEY_BYTES} bytes in UTF-8`,
   })
 
-/** An agent's id, unique within a deployment. */
-export const AgentId = z.string().min(1).max(MAX_AGENT_ID_LENGTH)
+/**
+ * An agent's id, unique within a deployment: printable ASCII without spaces, because the aggregator joins it to
+ * keys with a newline in counter field names, and operators read it in logs and metrics.
+ */
+export const AgentId = z
+  .string()
+  .min(1)
+  .max(MAX_AGENT_ID_LENGTH)
+  .regex(/^[\x21-\x7e]+$/, 'agent id must be printable ASCII without spaces')
 
 /** Milliseconds since the Unix epoch. */
 export const EpochMs = z.int().min(0)

@@ -35,10 +35,10 @@ export interface HeatsinkNames {
   /** Where agents announce themselves. */
   readonly agentsKey: string
   /**
-   * The aggregator's per-window counters for one counter shard: a hash of each agent's largest reported
-   * count per key (fields `c\n<agent>\n<key>`, `w\n<agent>\n<key>`, `m\n<agent>\n<key>`) and of the
-   * cluster-wide sums (fields `c\n<key>`, `w\n<key>`, `m\n<key>`). The hash tag keeps one window-shard in one
-   * slot, so one script updates it atomically, while different shards and windows spread over a Cluster.
+   * The aggregator's per-window counters for one counter shard, a hash: field `<agent>\n<key>` holds that
+   * agent's largest reported `count writes misses` for the key, field `\n<key>` the cluster-wide sums, both as
+   * three space-separated integers. The hash tag keeps one window-shard in one slot, so one script updates it
+   * atomically, while different shards and windows spread over a Cluster.
    */
   windowCountersKey(windowStart: number, shard: number): string
   /** Per-agent statistics of one registered key (hash: agent id -> encoded HotKeyStats with its window). */

@@ -41,6 +41,13 @@ describe('SplitFactor', () => {
 })
 
 describe('AgentId', () => {
+  it('accepts host-pid style ids and rejects whitespace and control characters', () => {
+    expect(AgentId.safeParse('checkout-7f9c4d-2:1234').success).toBe(true)
+    expect(AgentId.safeParse('a\nb').success).toBe(false)
+    expect(AgentId.safeParse('a b').success).toBe(false)
+    expect(AgentId.safeParse('').success).toBe(false)
+  })
+
   it('takes 1 to 128 characters', () => {
     expect(AgentId.safeParse('a'.repeat(128)).success).toBe(true)
     expect(AgentId.safeParse('a'.repeat(129)).success).toBe(false)

@@ -1,0 +1,110 @@
+import type { RegistryEntry } from '@heatsink/protocol'
+import type { Logger } from 'pino'
+import type { WindowCounters } from '../ingest/window-counters.js'
+import type { Detector } from './detector.js'
+import { isRegistryUnavailable, type RegistryPort } from './registry-port.js'
+
+export interface CooldownSweeperOptions {
+  registry: RegistryPort
+  counters: WindowCounters
+  detector: Detector
+  now: () => number
+  windowMs: number
+  coolRps: number
+  coolSeconds: number
+  /** How long after a window ends its reports are taken as complete. */
+  graceMs: number
+  replicaId: string
+  log: Logger
+  hotKeys: { reset(): void; set(labels: { mitigation: string }, value: number): void }
+}
+
+/**
+ * Demotes automatically promoted keys that stayed below the cool rate for the cool period: hysteresis, so a
+ * key whose rate hovers near the hot threshold is not promoted and demoted every second. Also lapses manual
+ * promotions whose ttl ran out, and keeps the detector's and the metrics' view of active keys current.
+ *
+ * Each sweep reads only the complete windows since the previous sweep, one value per active key and window,
+ * and remembers per key since when it has been cool.
+ */
+export class CooldownSweeper {
+  readonly #options: CooldownSweeperOptions
+  readonly #coolSince = new Map<string, number>()
+  #lastWindow: number | undefined
+
+  constructor(options: CooldownSweeperOptions) {
+    this.#options = options
+  }
+
+  /** One pass: refresh active keys, lapse expired manual entries, demote cooled automatic ones. */
+  async sweep(): Promise<void> {
+    const { registry, detector, now, log } = this.#options
+    try {
+      await registry.expireDue(now())
+      const active = await registry.list()
+      detector.setActive(active.map((entry) => entry.key))
+      this.#exportGauge(active)
+      await this.#demoteCooled(active.filter((entry) => entry.source === 'auto'))
+    } catch (error) {
+      if (!isRegistryUnavailable(error)) throw error
+      log.warn('registry unavailable; cool-down sweep skipped')
+    }
+  }
+
+  async #demoteCooled(entries: readonly RegistryEntry[]): Promise<void> {
+    const { counters, detector, now, windowMs, coolRps, coolSeconds, graceMs, registry, replicaId, log } =
+      this.#options
+    const latest = Math.floor((now() - graceMs) / windowMs) * windowMs - windowMs
+    const maxWindows = Math.ceil((coolSeconds * 1000) / windowMs)
+    // The first sweep (a replica just started) reads the whole cool period back; later ones only new windows.
+    const oldest = latest - (maxWindows - 1) * windowMs
+    const first = this.#lastWindow === undefined ? oldest : Math.max(this.#lastWindow + windowMs, oldest)
+    this.#lastWindow = latest
+    const keys = entries.map((entry) => entry.key)
+    const coolPerWindow = (coolRps * windowMs) / 1000
+    let latestCounts: Array<{ count: number } | undefined> = []
+    for (let window = first; window <= latest; window += windowMs) {
+      latestCounts = await counters.read(keys, window)
+      latestCounts.forEach((counts, i) => {
+        const key = keys[i] as string
+        if ((counts?.count ?? 0) < coolPerWindow) {
+          if (!this.#coolSince.has(key)) this.#coolSince.set(key, window)
+        } else {
+          this.#coolSince.delete(key)
+        }
+      })
+    }
+    for (const key of [...this.#coolSince.keys()]) if (!keys.includes(key)) this.#coolSince.delete(key)
+
+    await Promise.all(
+      entries.map(async (entry, i) => {
+        const coolSince = this.#coolSince.get(entry.key)
+        // Cool for the whole period, and promoted at least that long ago (a fresh promotion is not judged on
+        // windows from before it).
+        const coolFor = latest + windowMs - (coolSince ?? Number.POSITIVE_INFINITY)
+        if (coolFor < coolSeconds * 1000 || now() - entry.detectedAt < coolSeconds * 1000) return
+        const rps = ((latestCounts[i]?.count ?? 0) * 1000) / windowMs
+        const demoted = await registry.demote(entry.key, {
+          actor: replicaId,
+          reason: `below ${coolRps} req/s for ${coolSeconds} s`,
+          requestsPerSecond: rps,
+          onlySource: 'auto',
+        })
+        this.#coolSince.delete(entry.key)
+        detector.forget(entry.key)
+        if (demoted) log.info({ key: entry.key, rps }, 'demoted after cooling down')
+      }),
+    )
+  }
+
+  #exportGauge(active: readonly RegistryEntry[]): void {
+    const { hotKeys } = this.#options
+    hotKeys.reset()
+    const byMitigation = new Map<string, number>()
+    for (const entry of active)
+      byMitigation.set(entry.mitigation, (byMitigation.get(entry.mitigation) ?? 0) + 1)
+    for (const mitigation of ['local_cache', 'split', 'coalesce']) {
+      hotKeys.set({ mitigation }, byMitigation.get(mitigation) ?? 0)
+    }
+  }
+}

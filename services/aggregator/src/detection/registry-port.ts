@@ -1,0 +1,31 @@
+import type { Mitigation, RegistryEntry } from '@heatsink/protocol'
+
+/** A promotion as the detector asks for it. */
+export interface PromotionRequest {
+  key: string
+  mitigation: Mitigation
+  splitFactor?: number
+  ttlSeconds?: number | null
+  source: 'auto' | 'manual'
+  actor: string
+  reason: string
+  requestsPerSecond?: number | null
+  /** When the reports first showed the key hot; the publisher measures detection latency from it. */
+  onsetAt?: number
+}
+
+/** The part of the registry service detection needs; the registry is the only writer of Postgres. */
+export interface RegistryPort {
+  promote(input: PromotionRequest): Promise<{ entry: RegistryEntry; created: boolean; changed: boolean }>
+  demote(
+    key: string,
+    options: { actor: string; reason: string; requestsPerSecond?: number | null; onlySource?: 'auto' },
+  ): Promise<boolean>
+  list(): Promise<RegistryEntry[]>
+  expireDue(now: number): Promise<number>
+}
+
+/** True for the error a registry write raises while Postgres is unreachable: worth retrying later. */
+export function isRegistryUnavailable(error: unknown): boolean {
+  return error instanceof Error && (error as { code?: unknown }).code === 'E_REGISTRY_UNAVAILABLE'
+}

@@ -1,0 +1,108 @@
+import { readFileSync } from 'node:fs'
+import type { HeatsinkNames, WindowReport } from '@heatsink/protocol'
+import type { Cluster, Redis } from 'ioredis'
+import { counterShard } from './counter-shard.js'
+
+/** Cluster-wide counts of one key in one window. */
+export interface KeyCounts {
+  count: number
+  writes: number
+  misses: number
+}
+
+/** A key whose cluster-wide count reached the hot threshold with the report just applied. */
+export interface Crossing extends KeyCounts {
+  key: string
+  windowStart: number
+}
+
+export interface WindowCountersOptions {
+  names: HeatsinkNames
+  /** Counter shards per window (1 on a standalone Redis; more spread a window over a Cluster's masters). */
+  shards: number
+  /** Nominal window length: thresholds are per window of this length, whatever a flushed report says. */
+  windowMs: number
+  /** Requests per second, cluster-wide, at which a key is hot. */
+  hotRps: number
+  /** How long a window's counters are kept, long enough for the cool-down check to read them. */
+  retainMs: number
+}
+
+const applyReportLua = readFileSync(new URL('../lua/applyReport-1.lua', import.meta.url), 'utf8')
+
+type WithApplyReport = {
+  applyReport(key: string, ...args: Array<string | number>): Promise<Array<string | number>>
+}
+
+/**
+ * The cluster-wide per-window sums, kept in Redis so that any replica can apply any report: replicas hold no
+ * counting state, and one that dies loses nothing. Applying is idempotent (see applyReport-1.lua).
+ */
+export class WindowCounters {
+  readonly #redis: (Redis | Cluster) & WithApplyReport
+  readonly #options: WindowCountersOptions
+  readonly #hotPerWindow: number
+
+  constructor(redis: Redis | Cluster, options: WindowCountersOptions) {
+    if (!('applyReport' in redis))
+      redis.defineCommand('applyReport', { numberOfKeys: 1, lua: applyReportLua })
+    this.#redis = redis as (Redis | Cluster) & WithApplyReport
+    this.#options = options
+    this.#hotPerWindow = Math.max(1, Math.ceil((options.hotRps * options.windowMs) / 1000))
+  }
+
+  /** Requests per window at which a key is hot. */
+  get hotPerWindow(): number {
+    return this.#hotPerWindow
+  }
+
+  /** Folds a report's candidates into the sums; resolves to the keys that became hot with it. */
+  async apply(report: WindowReport): Promise<Crossing[]> {
+    const { shards, names, retainMs } = this.#options
+    const byShard = new Map<number, Array<string | number>>()
+    for (const candidate of report.candidates) {
+      const shard = counterShard(candidate.key, shards)
+      let args = byShard.get(shard)
+      if (args === undefined) {
+        args = [report.agentId, this.#hotPerWindow, retainMs]
+        byShard.set(shard, args)
+      }
+      args.push(candidate.key, candidate.count, candidate.writes, candidate.misses)
+    }
+    const results = await Promise.all(
+      [...byShard].map(([shard, args]) =>
+        this.#redis.applyReport(names.windowCountersKey(report.windowStart, shard), ...args),
+      ),
+    )
+    const crossings: Crossing[] = []
+    for (const flat of results) {
+      for (let i = 0; i < flat.length; i += 4) {
+        crossings.push({
+          key: String(flat[i]),
+          windowStart: report.windowStart,
+          count: Number(flat[i + 1]),
+          writes: Number(flat[i + 2]),
+          misses: Number(flat[i + 3]),
+        })
+      }
+    }
+    return crossings
+  }
+
+  /** The cluster-wide counts of each key in the window starting at windowStart (absent: not reported). */
+  async read(keys: readonly string[], windowStart: number): Promise<Array<KeyCounts | undefined>> {
+    const { shards, names } = this.#options
+    const values = await Promise.all(
+      keys.map((key) =>
+        this.#redis.hget(names.windowCountersKey(windowStart, counterShard(key, shards)), `\n${key}`),
+      ),
+    )
+    return values.map(parseCounts)
+  }
+}
+
+function parseCounts(value: string | null): KeyCounts | undefined {
+  if (value === null) return undefined
+  const [count = 0, writes = 0, misses = 0] = value.split(' ').map(Number)
+  return { count, writes, misses }
+}

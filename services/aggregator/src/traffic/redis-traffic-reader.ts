@@ -1,0 +1,81 @@
+import type { WindowCounters } from '../ingest/window-counters.js'
+import type { KeyStatsStore, StoredKeyStats } from './key-stats-store.js'
+
+/** What GET /hotkeys/{key}/stats reports, cluster-wide. */
+export interface KeyStats {
+  requestsPerSecond: number
+  /** Share of the key's reads answered by a cache (L1 or Redis) rather than missing. */
+  hitRate: number | null
+  localCacheHitRatio: number | null
+  /** Callers served per upstream load (1 means no coalescing happened). */
+  coalesceCollapseRatio: number | null
+  splitShardCounts: number[]
+  /** Agents whose recent reports carry statistics for the key. */
+  agents: number
+}
+
+export interface TrafficReaderOptions {
+  counters: WindowCounters
+  stats: KeyStatsStore
+  now: () => number
+  windowMs: number
+  /** How long after a window ends its reports are taken as complete. */
+  graceMs: number
+}
+
+/** Reads cluster-wide rates and mitigation statistics from Redis, for the REST API. */
+export class RedisTrafficReader {
+  readonly #options: TrafficReaderOptions
+
+  constructor(options: TrafficReaderOptions) {
+    this.#options = options
+  }
+
+  /** The key's cluster-wide rate in the latest complete window (or the one before); null without recent data. */
+  async requestsPerSecond(key: string): Promise<number | null> {
+    const { counters, windowMs } = this.#options
+    const latest = this.#latestCompleteWindow()
+    for (const window of [latest, latest - windowMs]) {
+      const [counts] = await counters.read([key], window)
+      if (counts !== undefined) return (counts.count * 1000) / windowMs
+    }
+    return null
+  }
+
+  /** The key's statistics summed over agents with recent reports; undefined when nothing is known. */
+  async keyStats(key: string): Promise<KeyStats | undefined> {
+    const { stats, windowMs } = this.#options
+    const oldest = this.#latestCompleteWindow() - 2 * windowMs
+    const recent = (await stats.read(key)).filter((s) => s.windowStart >= oldest)
+    const requestsPerSecond = await this.requestsPerSecond(key)
+    if (recent.length === 0 && requestsPerSecond === null) return undefined
+    const sum = (
+      field: keyof Pick<
+        StoredKeyStats,
+        'l1Hits' | 'l1Misses' | 'misses' | 'coalescedWaiters' | 'upstreamLoads'
+      >,
+    ) => recent.reduce((total, s) => total + (s[field] ?? 0), 0)
+    const l1Hits = sum('l1Hits')
+    const lookups = l1Hits + sum('l1Misses')
+    const loads = sum('upstreamLoads')
+    const splitShardCounts: number[] = []
+    for (const s of recent) {
+      s.splitShardCounts?.forEach((count, i) => {
+        splitShardCounts[i] = (splitShardCounts[i] ?? 0) + count
+      })
+    }
+    return {
+      requestsPerSecond: requestsPerSecond ?? 0,
+      hitRate: lookups === 0 ? null : Math.max(0, lookups - sum('misses')) / lookups,
+      localCacheHitRatio: lookups === 0 ? null : l1Hits / lookups,
+      coalesceCollapseRatio: loads === 0 ? null : (sum('coalescedWaiters') + loads) / loads,
+      splitShardCounts,
+      agents: new Set(recent.map((s) => s.agentId)).size,
+    }
+  }
+
+  #latestCompleteWindow(): number {
+    const { now, windowMs, graceMs } = this.#options
+    return Math.floor((now() - graceMs) / windowMs) * windowMs - windowMs
+  }
+}

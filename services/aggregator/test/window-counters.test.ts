@@ -1,0 +1,102 @@
+import { createNames, WIRE_VERSION, type WindowReport } from '@heatsink/protocol'
+import { useTestRedis } from '@heatsink/test'
+import { describe, expect, it } from 'vitest'
+import { WindowCounters } from '../src/ingest/window-counters.js'
+
+const WINDOW = 1_700_000_000_000
+
+function report(
+  agentId: string,
+  counts: Record<string, number | [number, number, number]>,
+  partial = false,
+): WindowReport {
+  return {
+    v: WIRE_VERSION,
+    kind: 'report',
+    agentId,
+    seq: 1,
+    windowStart: WINDOW,
+    windowMs: 1000,
+    total: 0,
+    dropped: 0,
+    partial,
+    hotKeyStats: [],
+    candidates: Object.entries(counts).map(([key, c]) => {
+      const [count, writes, misses] = typeof c === 'number' ? [c, 0, 0] : c
+      return { key, count, reads: count - writes, writes, misses }
+    }),
+  }
+}
+
+describe('WindowCounters', () => {
+  const redis = useTestRedis()
+
+  function counters(shards = 1) {
+    const names = createNames(redis().namespace)
+    return new WindowCounters(redis().client(), {
+      names,
+      shards,
+      windowMs: 1000,
+      hotRps: 1000,
+      retainMs: 60_000,
+    })
+  }
+
+  it('sums agents and reports the crossing on the report that takes a key over the threshold', async () => {
+    const c = counters()
+    expect(await c.apply(report('a1', { hot: 400, cold: 3 }))).toEqual([])
+    expect(await c.apply(report('a2', { hot: 500 }))).toEqual([])
+    const crossings = await c.apply(report('a3', { hot: 200 }))
+    expect(crossings).toEqual([{ key: 'hot', windowStart: WINDOW, count: 1100, writes: 0, misses: 0 }])
+    expect(await c.apply(report('a4', { hot: 50 }))).toEqual([])
+    expect(await c.read(['hot', 'cold', 'absent'], WINDOW)).toEqual([
+      { count: 1150, writes: 0, misses: 0 },
+      { count: 3, writes: 0, misses: 0 },
+      undefined,
+    ])
+  })
+
+  it('counts a report applied twice once, and ignores an older partial applied after the final one', async () => {
+    const c = counters()
+    const final = report('a1', { k: [900, 100, 7] })
+    await c.apply(final)
+    await c.apply(final)
+    await c.apply(report('a1', { k: [300, 10, 1] }, true))
+    await c.apply(report('a2', { k: [50, 5, 0] }))
+    expect(await c.read(['k'], WINDOW)).toEqual([{ count: 950, writes: 105, misses: 7 }])
+  })
+
+  it('adds only the increase when a partial report is followed by the final one', async () => {
+    const c = counters()
+    expect(await c.apply(report('a1', { viral: 600 }, true))).toEqual([])
+    const crossings = await c.apply(report('a1', { viral: 1200 }))
+    expect(crossings.map((x) => x.count)).toEqual([1200])
+    expect(await c.read(['viral'], WINDOW)).toEqual([{ count: 1200, writes: 0, misses: 0 }])
+  })
+
+  it('spreads keys over counter shards and still sums and crosses correctly', async () => {
+    const c = counters(8)
+    const keys = Array.from({ length: 50 }, (_, i) => `k${i}`)
+    await c.apply(report('a1', Object.fromEntries(keys.map((k) => [k, 600]))))
+    const crossings = await c.apply(report('a2', Object.fromEntries(keys.map((k) => [k, 600]))))
+    expect(crossings.map((x) => x.key).sort()).toEqual([...keys].sort())
+    const hashes = await redis().keys()
+    expect(hashes.length).toBeGreaterThan(4)
+  })
+
+  it('carries keys with spaces, newlines and non-ASCII characters intact', async () => {
+    const c = counters()
+    const odd = 'user: 名前\nwith space'
+    await c.apply(report('a1', { [odd]: 700 }))
+    const crossings = await c.apply(report('a2', { [odd]: 700 }))
+    expect(crossings.map((x) => x.key)).toEqual([odd])
+  })
+
+  it('handles a report with thousands of candidates in one script call', async () => {
+    const c = counters()
+    const many = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`bulk:${i}`, i === 0 ? 2000 : 1]))
+    const crossings = await c.apply(report('a1', many))
+    expect(crossings.map((x) => x.key)).toEqual(['bulk:0'])
+    expect(await c.read(['bulk:4999'], WINDOW)).toEqual([{ count: 1, writes: 0, misses: 0 }])
+  })
+})
