@@ -50,5 +50,6 @@ export {
   WindowReport,
   type WindowReportInput,
 } from './report.js'
+export { sameSlotTag, slotTag } from './slot-tag.js'
 export { RegistrySnapshot, type RegistrySnapshotInput } from './snapshot.js'
 export { WIRE_VERSION } from './version.js'

@@ -1,4 +1,5 @@
 import { InvalidNamespaceError } from './errors.js'
+import { sameSlotTag } from './slot-tag.js'
 
 /** Namespace used when none is given. */
 export const DEFAULT_NAMESPACE = 'heatsink'
@@ -30,7 +31,10 @@ export interface HeatsinkNames {
    * `RegistrySnapshot` of that version). A hash, so one script can compare versions and replace both.
    */
   readonly registrySnapshotKey: string
-  /** The lease (single-flight lock) guarding the upstream load of one cache key. */
+  /**
+   * The lease (single-flight lock) guarding the upstream load of one cache key. It is in the same slot as the
+   * key, so one script can fill the key only while the lease is still held, on a Redis Cluster too.
+   */
   leaseKey(key: string): string
   /** Where agents announce themselves. */
   readonly agentsKey: string
@@ -72,8 +76,7 @@ export function createNames(
     registryChannel: `${namespace}:registry`,
     invalidationChannel: `${namespace}:invalidate`,
     registrySnapshotKey: `${namespace}:registry:snapshot`,
-    // A cache key with a hash tag keeps it in the lease key, so both share a slot and one script can touch both.
-    leaseKey: (key: string) => leasePrefix + key,
+    leaseKey: (key: string) => `${leasePrefix}${sameSlotTag(key)}:${key}`,
     agentsKey: `${namespace}:agents`,
     windowCountersKey: (windowStart: number, shard: number) => `${namespace}:w:{${windowStart}:${shard}}`,
     keyStatsKey: (hash: string) => `${namespace}:stats:${hash}`,

@@ -24,7 +24,7 @@ describe('createNames', () => {
     expect(names.registryChannel).toBe('heatsink:registry')
     expect(names.invalidationChannel).toBe('heatsink:invalidate')
     expect(names.registrySnapshotKey).toBe('heatsink:registry:snapshot')
-    expect(names.leaseKey('product:12345')).toBe('heatsink:lease:product:12345')
+    expect(names.leaseKey('product:12345')).toBe('heatsink:lease:{41q}:product:12345')
     expect(names.agentsKey).toBe('heatsink:agents')
   })
 
