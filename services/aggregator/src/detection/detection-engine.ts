@@ -1,0 +1,150 @@
+import type { HeatsinkNames } from '@heatsink/protocol'
+import type { Cluster, Redis } from 'ioredis'
+import type { Logger } from 'pino'
+import { type ConsumerMetrics, ReportConsumer } from '../ingest/report-consumer.js'
+import { ReportIngest, type ReportIngestOptions } from '../ingest/report-ingest.js'
+import { WindowCounters } from '../ingest/window-counters.js'
+import { KeyStatsStore } from '../traffic/key-stats-store.js'
+import { RedisTrafficReader } from '../traffic/redis-traffic-reader.js'
+import { CooldownSweeper, type CooldownSweeperOptions } from './cooldown-sweeper.js'
+import { Detector } from './detector.js'
+import type { MitigationPolicyOptions } from './mitigation-policy.js'
+import type { RegistryPort } from './registry-port.js'
+
+/** Thresholds and timing of detection. */
+export interface DetectionSettings {
+  windowMs: number
+  hotRps: number
+  coolRps: number
+  coolSeconds: number
+  counterShards: number
+  policy: MitigationPolicyOptions
+  /** Reports about windows that ended longer ago than this are skipped. */
+  maxReportAgeMs: number
+}
+
+export interface DetectionEngineOptions {
+  redis: Redis | Cluster
+  names: HeatsinkNames
+  registry: RegistryPort
+  settings: DetectionSettings
+  replicaId: string
+  now: () => number
+  log: Logger
+  metrics: ConsumerMetrics &
+    ReportIngestOptions['metrics'] & {
+      writeFailures: { inc(): void }
+      hotKeys: CooldownSweeperOptions['hotKeys']
+    }
+}
+
+/**
+ * Everything one replica does to detect hot keys: read reports, sum them cluster-wide, promote on crossing,
+ * demote after cooling down. Stateless apart from caches: any number of replicas run it side by side.
+ */
+export class DetectionEngine {
+  readonly counters: WindowCounters
+  readonly traffic: RedisTrafficReader
+  readonly detector: Detector
+  readonly #consumer: ReportConsumer
+  readonly #sweeper: CooldownSweeper
+  readonly #options: DetectionEngineOptions
+  readonly #timers: NodeJS.Timeout[] = []
+  readonly #running = new Set<Promise<void>>()
+
+  constructor(options: DetectionEngineOptions) {
+    const { redis, names, registry, settings, replicaId, now, log, metrics } = options
+    this.#options = options
+    // Reports arrive within a few hundred milliseconds of their window's end; reading a window earlier would
+    // judge it on part of its reports.
+    const graceMs = Math.max(500, settings.windowMs / 2)
+    this.counters = new WindowCounters(redis, {
+      names,
+      shards: settings.counterShards,
+      windowMs: settings.windowMs,
+      hotRps: settings.hotRps,
+      retainMs: Math.max(60_000, settings.coolSeconds * 1000 + 10 * settings.windowMs),
+    })
+    const stats = new KeyStatsStore(redis, names)
+    this.traffic = new RedisTrafficReader({
+      counters: this.counters,
+      stats,
+      now,
+      windowMs: settings.windowMs,
+      graceMs,
+    })
+    this.detector = new Detector({
+      registry,
+      policy: settings.policy,
+      windowMs: settings.windowMs,
+      hotRps: settings.hotRps,
+      replicaId,
+      log,
+      writeFailures: metrics.writeFailures,
+    })
+    const ingest = new ReportIngest({
+      counters: this.counters,
+      stats,
+      detector: this.detector,
+      now,
+      maxReportAgeMs: settings.maxReportAgeMs,
+      metrics,
+      log,
+    })
+    this.#consumer = new ReportConsumer({
+      redis,
+      names,
+      consumer: replicaId,
+      process: ingest.process,
+      metrics,
+      log,
+    })
+    this.#sweeper = new CooldownSweeper({
+      registry,
+      counters: this.counters,
+      detector: this.detector,
+      now,
+      windowMs: settings.windowMs,
+      coolRps: settings.coolRps,
+      coolSeconds: settings.coolSeconds,
+      graceMs,
+      replicaId,
+      log,
+      hotKeys: metrics.hotKeys,
+    })
+  }
+
+  /** Starts reading reports, and the cool-down and retry loops. */
+  async start(): Promise<void> {
+    await this.#sweeper.sweep()
+    await this.#consumer.start()
+    this.#every(this.#options.settings.windowMs, () => this.#sweeper.sweep())
+    this.#every(1000, () => this.detector.retryPending())
+  }
+
+  /** Stops the loops, finishes the batch in hand, and stops reading. */
+  async stop(): Promise<void> {
+    for (const timer of this.#timers) clearInterval(timer)
+    this.#timers.length = 0
+    await Promise.allSettled(this.#running)
+    await this.#consumer.stop()
+  }
+
+  // A pass still running when the next is due is not overlapped: the next tick is skipped instead.
+  #every(ms: number, task: () => Promise<void>): void {
+    let busy = false
+    const timer = setInterval(() => {
+      if (busy) return
+      busy = true
+      const run = task()
+        .catch((error: unknown) => this.#options.log.error({ err: error }, 'detection task failed'))
+        .finally(() => {
+          busy = false
+          this.#running.delete(run)
+        })
+      this.#running.add(run)
+    }, ms)
+    timer.unref()
+    this.#timers.push(timer)
+  }
+}
