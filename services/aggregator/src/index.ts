@@ -1,1 +1,50 @@
-export {}
+export { type Aggregator, type AggregatorOptions, createAggregator } from './aggregator.js'
+export { type Clock, systemClock } from './clock.js'
+export { type Component, Components } from './component.js'
+export { type Config, LOOPBACK_HOST, loadConfig } from './config.js'
+export { isConnectionError } from './db/connection-errors.js'
+export type { Database, Queryable, QueryResult } from './db/database.js'
+export {
+  MIGRATIONS_DIR,
+  MIGRATIONS_TABLE,
+  type MigrateOptions,
+  migrate,
+  pendingMigrations,
+} from './db/migrate.js'
+export { createPgDatabase, type PgDatabaseOptions } from './db/pg-database.js'
+export { createPgliteDatabase, IN_MEMORY } from './db/pglite-database.js'
+export { DetectionEngine, type DetectionSettings } from './detection/detection-engine.js'
+export { Detector } from './detection/detector.js'
+export { DEFAULT_MITIGATION_POLICY } from './detection/mitigation-policy.js'
+export {
+  AggregatorError,
+  ConfigError,
+  InvalidRegistryInputError,
+  KeyHashCollisionError,
+  MigrationError,
+  RegistryUnavailableError,
+} from './errors.js'
+export { type ApiOptions, type ApiServer, buildApi } from './http/app.js'
+export type { ReadinessProbe } from './http/ops-routes.js'
+export { type ReceivedReport, ReportConsumer } from './ingest/report-consumer.js'
+export { ReportIngest } from './ingest/report-ingest.js'
+export { WindowCounters } from './ingest/window-counters.js'
+export { defineScripts } from './lua/scripts.js'
+export { createMetrics, type Metrics } from './metrics.js'
+export type { PromoteInput } from './registry/registry-input.js'
+export {
+  type FlushResult,
+  RegistryPublisher,
+  type RegistryPublisherOptions,
+} from './registry/registry-publisher.js'
+export type { RegistryRecord, RegistryStatus } from './registry/registry-record.js'
+export {
+  type DemoteOptions,
+  type PromoteResult,
+  RegistryService,
+  type RegistryServiceOptions,
+} from './registry/registry-service.js'
+export { Ticker } from './ticker.js'
+export { KeyStatsStore } from './traffic/key-stats-store.js'
+export { RedisTrafficReader } from './traffic/redis-traffic-reader.js'
+export { type KeyStats, NO_TRAFFIC, type TrafficReader } from './traffic-reader.js'

@@ -16,13 +16,12 @@ export interface CooldownSweeperOptions {
   graceMs: number
   replicaId: string
   log: Logger
-  hotKeys: { reset(): void; set(labels: { mitigation: string }, value: number): void }
 }
 
 /**
  * Demotes automatically promoted keys that stayed below the cool rate for the cool period: hysteresis, so a
- * key whose rate hovers near the hot threshold is not promoted and demoted every second. Also lapses manual
- * promotions whose ttl ran out, and keeps the detector's and the metrics' view of active keys current.
+ * key whose rate hovers near the hot threshold is not promoted and demoted every second. Also keeps the
+ * detector's view of active keys current.
  *
  * Each sweep reads only the complete windows since the previous sweep, one value per active key and window,
  * and remembers per key since when it has been cool.
@@ -36,14 +35,12 @@ export class CooldownSweeper {
     this.#options = options
   }
 
-  /** One pass: refresh active keys, lapse expired manual entries, demote cooled automatic ones. */
+  /** One pass: refresh the active keys, demote cooled automatic ones. */
   async sweep(): Promise<void> {
-    const { registry, detector, now, log } = this.#options
+    const { registry, detector, log } = this.#options
     try {
-      await registry.expireDue(now())
       const active = await registry.list()
       detector.setActive(active.map((entry) => entry.key))
-      this.#exportGauge(active)
       await this.#demoteCooled(active.filter((entry) => entry.source === 'auto'))
     } catch (error) {
       if (!isRegistryUnavailable(error)) throw error
@@ -95,16 +92,5 @@ export class CooldownSweeper {
         if (demoted) log.info({ key: entry.key, rps }, 'demoted after cooling down')
       }),
     )
-  }
-
-  #exportGauge(active: readonly RegistryEntry[]): void {
-    const { hotKeys } = this.#options
-    hotKeys.reset()
-    const byMitigation = new Map<string, number>()
-    for (const entry of active)
-      byMitigation.set(entry.mitigation, (byMitigation.get(entry.mitigation) ?? 0) + 1)
-    for (const mitigation of ['local_cache', 'split', 'coalesce']) {
-      hotKeys.set({ mitigation }, byMitigation.get(mitigation) ?? 0)
-    }
   }
 }

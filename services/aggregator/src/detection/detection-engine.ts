@@ -6,7 +6,7 @@ import { ReportIngest, type ReportIngestOptions } from '../ingest/report-ingest.
 import { WindowCounters } from '../ingest/window-counters.js'
 import { KeyStatsStore } from '../traffic/key-stats-store.js'
 import { RedisTrafficReader } from '../traffic/redis-traffic-reader.js'
-import { CooldownSweeper, type CooldownSweeperOptions } from './cooldown-sweeper.js'
+import { CooldownSweeper } from './cooldown-sweeper.js'
 import { Detector } from './detector.js'
 import type { MitigationPolicyOptions } from './mitigation-policy.js'
 import type { RegistryPort } from './registry-port.js'
@@ -31,11 +31,7 @@ export interface DetectionEngineOptions {
   replicaId: string
   now: () => number
   log: Logger
-  metrics: ConsumerMetrics &
-    ReportIngestOptions['metrics'] & {
-      writeFailures: { inc(): void }
-      hotKeys: CooldownSweeperOptions['hotKeys']
-    }
+  metrics: ConsumerMetrics & ReportIngestOptions['metrics']
 }
 
 /**
@@ -80,7 +76,6 @@ export class DetectionEngine {
       hotRps: settings.hotRps,
       replicaId,
       log,
-      writeFailures: metrics.writeFailures,
     })
     const ingest = new ReportIngest({
       counters: this.counters,
@@ -110,7 +105,6 @@ export class DetectionEngine {
       graceMs,
       replicaId,
       log,
-      hotKeys: metrics.hotKeys,
     })
   }
 

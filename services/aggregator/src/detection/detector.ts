@@ -12,7 +12,6 @@ export interface DetectorOptions {
   /** Recorded as the actor of automatic promotions. */
   replicaId: string
   log: Logger
-  writeFailures: { inc(): void }
 }
 
 /**
@@ -77,7 +76,7 @@ export class Detector {
   }
 
   async #promote(request: PromotionRequest): Promise<void> {
-    const { registry, log, writeFailures } = this.#options
+    const { registry, log } = this.#options
     try {
       const { changed } = await registry.promote(request)
       this.#active.add(request.key)
@@ -87,7 +86,7 @@ export class Detector {
           'promoted',
         )
     } catch (error) {
-      writeFailures.inc()
+      // The registry counts its own write failures; here only the retry decision is made.
       if (isRegistryUnavailable(error)) {
         this.#pending.set(request.key, request)
         log.warn({ key: request.key }, 'registry unavailable; promotion kept for retry')

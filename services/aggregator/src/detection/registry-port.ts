@@ -22,7 +22,6 @@ export interface RegistryPort {
     options: { actor: string; reason: string; requestsPerSecond?: number | null; onlySource?: 'auto' },
   ): Promise<boolean>
   list(): Promise<RegistryEntry[]>
-  expireDue(now: number): Promise<number>
 }
 
 /** True for the error a registry write raises while Postgres is unreachable: worth retrying later. */

@@ -1,18 +1,6 @@
 import type { WindowCounters } from '../ingest/window-counters.js'
+import type { KeyStats, TrafficReader } from '../traffic-reader.js'
 import type { KeyStatsStore, StoredKeyStats } from './key-stats-store.js'
-
-/** What GET /hotkeys/{key}/stats reports, cluster-wide. */
-export interface KeyStats {
-  requestsPerSecond: number
-  /** Share of the key's reads answered by a cache (L1 or Redis) rather than missing. */
-  hitRate: number | null
-  localCacheHitRatio: number | null
-  /** Callers served per upstream load (1 means no coalescing happened). */
-  coalesceCollapseRatio: number | null
-  splitShardCounts: number[]
-  /** Agents whose recent reports carry statistics for the key. */
-  agents: number
-}
 
 export interface TrafficReaderOptions {
   counters: WindowCounters
@@ -24,7 +12,7 @@ export interface TrafficReaderOptions {
 }
 
 /** Reads cluster-wide rates and mitigation statistics from Redis, for the REST API. */
-export class RedisTrafficReader {
+export class RedisTrafficReader implements TrafficReader {
   readonly #options: TrafficReaderOptions
 
   constructor(options: TrafficReaderOptions) {

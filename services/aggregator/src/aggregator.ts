@@ -1,0 +1,219 @@
+import { createNames, type HeatsinkNames } from '@heatsink/protocol'
+import { Redis } from 'ioredis'
+import { type Logger, pino } from 'pino'
+import { type Clock, systemClock } from './clock.js'
+import { type Component, Components } from './component.js'
+import type { Config } from './config.js'
+import type { Database } from './db/database.js'
+import { MIGRATIONS_DIR, migrate, pendingMigrations } from './db/migrate.js'
+import { createPgDatabase, type PgDatabaseOptions } from './db/pg-database.js'
+import { createPgliteDatabase } from './db/pglite-database.js'
+import { DetectionEngine } from './detection/detection-engine.js'
+import { type ApiServer, buildApi } from './http/app.js'
+import type { ReadinessProbe } from './http/ops-routes.js'
+import { defineScripts } from './lua/scripts.js'
+import { createMetrics, type Metrics } from './metrics.js'
+import { RegistryPublisher } from './registry/registry-publisher.js'
+import { RegistryService } from './registry/registry-service.js'
+import { Ticker } from './ticker.js'
+import type { TrafficReader } from './traffic-reader.js'
+
+/** Options of createAggregator; everything has a default. */
+export interface AggregatorOptions {
+  /** Default: silent. */
+  readonly log?: Logger
+  /** Live traffic for the API; default: what the detection engine reads from Redis. */
+  readonly trafficReader?: TrafficReader
+  readonly clock?: Clock
+  /** Default: the repository's migrations/. */
+  readonly migrationsDir?: string
+  /** Pool tuning when DATABASE_URL is set. */
+  readonly database?: Omit<PgDatabaseOptions, 'log'>
+  /** How often the outbox is published besides after each change. Default 1000 ms. */
+  readonly publishIntervalMs?: number
+  /** How often expired manual promotions are demoted. Default 1000 ms. */
+  readonly expiryIntervalMs?: number
+}
+
+/** One aggregator replica: its parts, and start/stop for the whole. */
+export interface Aggregator {
+  readonly config: Config
+  readonly app: ApiServer
+  readonly db: Database
+  /** The command connection (scripts defined); take duplicate() for blocking reads or subscriptions. */
+  readonly redis: Redis
+  readonly names: HeatsinkNames
+  readonly registry: RegistryService
+  readonly publisher: RegistryPublisher
+  /** Reads the reports, sums them cluster-wide, promotes and demotes. */
+  readonly detection: DetectionEngine
+  readonly metrics: Metrics
+  readonly log: Logger
+  /** Adds a component (the ingest loop) started after the registry's and before the HTTP listener; only before start(). */
+  addComponent(component: Component): void
+  /** Connects Redis, applies migrations, starts publishing and expiry, the added components, then listens. */
+  start(): Promise<void>
+  /** Stops accepting HTTP, stops the components in reverse, closes Redis and the database. Idempotent. */
+  stop(): Promise<void>
+  /** `http://host:port` once listening. */
+  url(): string | undefined
+}
+
+/** Builds one aggregator replica from its configuration; nothing connects until start(). */
+export function createAggregator(config: Config, options: AggregatorOptions = {}): Aggregator {
+  const log = options.log ?? pino({ level: 'silent' })
+  const clock = options.clock ?? systemClock
+  const migrationsDir = options.migrationsDir ?? MIGRATIONS_DIR
+  const names = createNames(config.namespace)
+  const metrics = createMetrics()
+  const db =
+    config.databaseUrl === null
+      ? createPgliteDatabase(config.dataDir)
+      : createPgDatabase(config.databaseUrl, { ...options.database, log })
+  const redis = new Redis(config.redisUrl, {
+    lazyConnect: true,
+    // Fail a command after a couple of reconnect attempts rather than hold an API request for a long outage.
+    maxRetriesPerRequest: 2,
+    connectionName: `heatsink-aggregator:${config.replicaId}`,
+  })
+  defineScripts(redis)
+
+  const publisher = new RegistryPublisher(db, {
+    redis,
+    names,
+    clock,
+    log,
+    metrics,
+    intervalMs: options.publishIntervalMs ?? 1000,
+  })
+  const registry = new RegistryService(db, { clock, log, metrics, afterCommit: () => publisher.flush() })
+  const expiry = new Ticker(
+    'registry expiry',
+    options.expiryIntervalMs ?? 1000,
+    () => registry.expireDue(clock.now()),
+    log,
+  )
+  const probes: ReadinessProbe[] = [
+    { name: 'redis', check: async () => void (await redis.ping()) },
+    { name: 'postgres', check: async () => void (await db.query('SELECT 1')) },
+    {
+      name: 'migrations',
+      check: async () => {
+        const pending = await pendingMigrations(db, migrationsDir)
+        if (pending.length > 0) throw new Error(`not applied: ${pending.join(', ')}`)
+      },
+    },
+  ]
+  const detection = new DetectionEngine({
+    redis,
+    names,
+    registry,
+    settings: {
+      windowMs: config.windowMs,
+      hotRps: config.hotRps,
+      coolRps: config.coolRps,
+      coolSeconds: config.coolSeconds,
+      counterShards: config.counterShards,
+      policy: config.policy,
+      maxReportAgeMs: config.maxReportAgeMs,
+    },
+    replicaId: config.replicaId,
+    now: () => clock.now(),
+    log,
+    metrics: {
+      claimed: metrics.ingestClaimed,
+      deadLettered: metrics.deadLetters,
+      reports: metrics.ingestReports,
+      entries: metrics.ingestEntries,
+      stale: metrics.ingestStale,
+      reportLag: metrics.reportLag,
+    },
+  })
+  const traffic: TrafficReader = options.trafficReader ?? detection.traffic
+  const app = buildApi({
+    registry,
+    traffic,
+    metrics: metrics.registry,
+    probes,
+    apiToken: config.apiToken,
+    log,
+  })
+
+  const added: Component[] = []
+  const components = new Components(log)
+  let url: string | undefined
+  let started = false
+
+  const core: Component[] = [
+    {
+      name: 'redis',
+      start: () => redis.connect(),
+      stop: () => quit(redis),
+    },
+    {
+      name: 'database',
+      start: async () => void (await migrate(db, { dir: migrationsDir, log })),
+      stop: () => db.close(),
+    },
+    { name: 'registry publisher', start: () => publisher.start(), stop: () => publisher.stop() },
+    { name: 'registry expiry', start: async () => expiry.start(), stop: () => expiry.stop() },
+    { name: 'detection', start: () => detection.start(), stop: () => detection.stop() },
+  ]
+  const http: Component = {
+    name: 'http',
+    start: async () => {
+      if (config.apiToken === null) {
+        log.warn(
+          { host: config.host, ignoredHost: config.ignoredHost },
+          'HEATSINK_API_TOKEN is not set: write endpoints are unauthenticated, so the API listens on loopback only',
+        )
+      }
+      url = await app.listen({ port: config.port, host: config.host })
+    },
+    stop: () => app.close(),
+  }
+
+  return {
+    config,
+    app,
+    db,
+    redis,
+    names,
+    registry,
+    publisher,
+    detection,
+    metrics,
+    log,
+    addComponent: (component) => {
+      if (started) throw new Error(`cannot add component ${component.name} after start()`)
+      added.push(component)
+    },
+    start: async () => {
+      if (started) throw new Error('start() may be called once')
+      started = true
+      for (const component of [...core, ...added, http]) components.add(component)
+      log.info({ replicaId: config.replicaId, database: db.kind, namespace: names.namespace }, 'starting')
+      await components.start()
+      log.info({ url }, 'started')
+    },
+    stop: async () => {
+      await components.stop()
+      url = undefined
+    },
+    url: () => url,
+  }
+}
+
+// QUIT lets queued commands finish; a connection that never came up has nothing to finish. Resolves once the
+// connection is closed, so a stopped aggregator holds no socket.
+async function quit(redis: Redis): Promise<void> {
+  if (redis.status === 'end') return
+  if (redis.status === 'wait') {
+    redis.disconnect()
+    return
+  }
+  const ended = new Promise<void>((resolve) => redis.once('end', () => resolve()))
+  if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect())
+  else redis.disconnect()
+  await ended
+}

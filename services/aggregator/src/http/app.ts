@@ -1,0 +1,107 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import fastifySwagger from '@fastify/swagger'
+import fastifySwaggerUi from '@fastify/swagger-ui'
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type RawServerDefault,
+} from 'fastify'
+import {
+  createJsonSchemaTransform,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod'
+import type { Logger } from 'pino'
+import type { Registry } from 'prom-client'
+import { InvalidRegistryInputError, RegistryUnavailableError } from '../errors.js'
+import type { RegistryService } from '../registry/registry-service.js'
+import type { TrafficReader } from '../traffic-reader.js'
+import { hotkeyRoutes } from './hotkey-routes.js'
+import { opsRoutes, type ReadinessProbe } from './ops-routes.js'
+import { replyError } from './reply-error.js'
+
+/** What the REST API is built from. */
+export interface ApiOptions {
+  readonly registry: RegistryService
+  readonly traffic: TrafficReader
+  readonly metrics: Registry
+  readonly probes: readonly ReadinessProbe[]
+  /** How long a readiness probe may take before it counts as failed. Default 2000 ms. */
+  readonly probeTimeoutMs?: number
+  /** When set, POST and DELETE need `Authorization: Bearer <token>`. */
+  readonly apiToken: string | null
+  readonly log?: Logger
+}
+
+// A key may be 1024 bytes of UTF-8, up to 3 characters each once percent-encoded; a longer parameter must reach
+// validation (a 400 naming `key`) instead of failing to match any route.
+const MAX_PARAM_LENGTH = 16 * 1024
+
+/** The API's Fastify instance. */
+export type ApiServer = FastifyInstance<
+  RawServerDefault,
+  IncomingMessage,
+  ServerResponse,
+  FastifyBaseLogger,
+  ZodTypeProvider
+>
+
+/** The Fastify app serving the REST API, its OpenAPI document (/docs/json) and docs page (/docs). */
+export function buildApi(options: ApiOptions): ApiServer {
+  const app = Fastify({
+    ...(options.log === undefined ? {} : { loggerInstance: options.log as FastifyBaseLogger }),
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Messages read "<where>/<field> <problem>": `body/splitFactor must be a power of two from 1 to 1024`.
+    schemaErrorFormatter: (errors, dataVar) =>
+      new Error(
+        errors
+          .map(
+            (error) => `${dataVar}${error.instancePath === '/' ? '' : error.instancePath} ${error.message}`,
+          )
+          .join('; '),
+      ),
+  }).withTypeProvider<ZodTypeProvider>()
+  app.setValidatorCompiler(validatorCompiler)
+  app.setSerializerCompiler(serializerCompiler)
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof RegistryUnavailableError) {
+      request.log.warn({ err: error }, 'registry unavailable')
+      return replyError(reply, 503, `${error.message}; nothing was changed, retry later`, error.code)
+    }
+    if (error instanceof InvalidRegistryInputError) return replyError(reply, 400, error.message, error.code)
+    if (error.validation !== undefined) return replyError(reply, 400, error.message, 'FST_ERR_VALIDATION')
+    const status = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500
+    if (status < 500) return replyError(reply, status, error.message, error.code)
+    request.log.error({ err: error }, 'request failed')
+    return replyError(reply, status, 'internal server error')
+  })
+
+  app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Heatsink control plane',
+        description:
+          'The HotKeyRegistry: list, promote and demote hot keys, and read their live statistics. ' +
+          'Keys are raw Redis keys, percent-encoded in the path.',
+        version: '0.1.0',
+      },
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+    },
+    transform: createJsonSchemaTransform({ skipList: [] }),
+  })
+  app.register(fastifySwaggerUi, { routePrefix: '/docs' })
+  app.register(hotkeyRoutes, {
+    registry: options.registry,
+    traffic: options.traffic,
+    apiToken: options.apiToken,
+  })
+  app.register(opsRoutes, {
+    probes: options.probes,
+    metrics: options.metrics,
+    ...(options.probeTimeoutMs === undefined ? {} : { probeTimeoutMs: options.probeTimeoutMs }),
+  })
+  return app
+}

@@ -1,0 +1,77 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import type { Registry } from 'prom-client'
+import { Health, Readiness } from './schemas.js'
+
+/** One dependency /readyz checks: resolves when it answers, rejects with the reason otherwise. */
+export interface ReadinessProbe {
+  readonly name: string
+  check(): Promise<void>
+}
+
+/** What the operational routes need. */
+export interface OpsRoutesOptions {
+  readonly probes: readonly ReadinessProbe[]
+  readonly metrics: Registry
+  /** How long a probe may take before it counts as failed. Default 2000 ms. */
+  readonly probeTimeoutMs?: number
+}
+
+const tags = ['operations']
+
+/** GET /healthz, GET /readyz, GET /metrics. */
+export const opsRoutes: FastifyPluginAsyncZod<OpsRoutesOptions> = async (app, options) => {
+  const timeoutMs = options.probeTimeoutMs ?? 2_000
+
+  app.get(
+    '/healthz',
+    { schema: { tags, summary: 'The process is alive', response: { 200: Health } } },
+    async () => ({ status: 'ok' as const }),
+  )
+
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags,
+        summary: 'Redis and Postgres answer and the migrations are applied',
+        response: { 200: Readiness, 503: Readiness },
+      },
+    },
+    async (_request, reply) => {
+      const results = await Promise.all(options.probes.map((probe) => run(probe, timeoutMs)))
+      const checks = Object.fromEntries(options.probes.map((probe, i) => [probe.name, results[i] ?? 'ok']))
+      const ready = results.every((result) => result === 'ok')
+      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unready', checks })
+    },
+  )
+
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        tags,
+        summary: 'Prometheus metrics',
+        produces: ['text/plain'],
+      },
+    },
+    async (_request, reply) => {
+      const text = await options.metrics.metrics()
+      return reply.type(options.metrics.contentType).send(text)
+    },
+  )
+}
+
+async function run(probe: ReadinessProbe, timeoutMs: number): Promise<string> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)
+  })
+  try {
+    await Promise.race([probe.check(), timeout])
+    return 'ok'
+  } catch (error) {
+    return `failed: ${error instanceof Error ? error.message : String(error)}`
+  } finally {
+    clearTimeout(timer)
+  }
+}

@@ -1,0 +1,106 @@
+import { MAX_KEY_BYTES, MAX_SPLIT_FACTOR, Mitigation, RegistrySource } from '@heatsink/protocol'
+import { z } from 'zod'
+
+// These schemas validate requests and are the OpenAPI document, so each message completes "<field> ...":
+// Fastify reports a failure as `body/splitFactor must be a power of two from 1 to 1024`.
+
+// ttl_seconds is a Postgres integer.
+const MAX_TTL_SECONDS = 2_147_483_647
+
+const required = (message: string) => (issue: { input: unknown }) =>
+  issue.input === undefined ? 'is required' : message
+
+const splitFactorMessage = `must be a power of two from 1 to ${MAX_SPLIT_FACTOR}`
+const ttlMessage = `must be a positive integer of at most ${MAX_TTL_SECONDS}`
+const mitigationMessage = `must be one of ${Mitigation.options.join(', ')}`
+
+/** The raw Redis key, percent-encoded in the path. */
+export const KeyParams = z.object({
+  key: z
+    .string()
+    .min(1, 'must not be empty')
+    .refine((key) => Buffer.byteLength(key, 'utf8') <= MAX_KEY_BYTES, {
+      message: `must be at most ${MAX_KEY_BYTES} bytes of UTF-8`,
+    })
+    .describe('The raw Redis key, percent-encoded (for example `user%2F42` for `user/42`)'),
+})
+
+/** Body of POST /hotkeys/{key}/promote. */
+export const PromoteBody = z.strictObject(
+  {
+    mitigation: z
+      .enum(Mitigation.options, { error: required(mitigationMessage) })
+      .describe(
+        'local_cache: agents cache the value in-process; split: spread over copies; coalesce: one load at a time',
+      ),
+    splitFactor: z
+      .int({ error: splitFactorMessage })
+      .min(1, splitFactorMessage)
+      .max(MAX_SPLIT_FACTOR, splitFactorMessage)
+      .refine((n) => (n & (n - 1)) === 0, splitFactorMessage)
+      .optional()
+      .describe('Copies a split key is spread over; default 1'),
+    ttlSeconds: z
+      .int({ error: ttlMessage })
+      .min(1, ttlMessage)
+      .max(MAX_TTL_SECONDS, ttlMessage)
+      .optional()
+      .describe('How long the promotion lasts; absent: until demoted. Sending it again renews it.'),
+  },
+  {
+    error: (issue) =>
+      issue.code === 'unrecognized_keys'
+        ? `has unknown field(s) ${issue.keys.join(', ')}`
+        : 'must be a JSON object with a mitigation',
+  },
+)
+
+/** One registry entry as the API shows it. */
+export const HotKey = z.object({
+  key: z.string(),
+  keyHash: z.string().describe('First 16 hex characters of SHA-256 of the key'),
+  mitigation: Mitigation,
+  splitFactor: z.int().min(1).max(MAX_SPLIT_FACTOR),
+  ttlSeconds: z.int().min(1).nullable(),
+  status: z.literal('active'),
+  source: RegistrySource,
+  detectedAt: z.iso.datetime(),
+  expiresAt: z.iso.datetime().nullable(),
+  requestsPerSecond: z
+    .number()
+    .nullable()
+    .describe('Cluster-wide, latest complete window; null when unknown'),
+  version: z.int().min(1).describe('Registry version at which the entry last changed'),
+})
+export type HotKey = z.infer<typeof HotKey>
+
+/** Body of GET /hotkeys. */
+export const HotKeyList = z.object({ hotkeys: z.array(HotKey) })
+
+/** Body of GET /hotkeys/{key}/stats. */
+export const KeyStatsResponse = z.object({
+  key: z.string(),
+  requestsPerSecond: z.number().nullable().describe('null when there is no recent traffic data'),
+  hitRate: z.number().nullable(),
+  localCacheHitRatio: z.number().nullable(),
+  coalesceCollapseRatio: z.number().nullable(),
+  splitShardCounts: z.array(z.number().min(0)),
+  agents: z.int().min(0).describe('Agents that reported the key in the latest window'),
+})
+
+/** Fastify's error shape. */
+export const ErrorResponse = z.object({
+  statusCode: z.int().min(400).max(599),
+  code: z.string().optional(),
+  error: z.string(),
+  message: z.string(),
+})
+
+/** Body of GET /readyz. */
+export const Readiness = z.object({
+  status: z.enum(['ready', 'unready']),
+  checks: z.record(z.string(), z.string()).describe('"ok", or why the check failed'),
+})
+
+/** Body of GET /healthz. */
+export const Health = z.object({ status: z.literal('ok') })

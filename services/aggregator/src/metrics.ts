@@ -1,0 +1,95 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+
+/** Every metric one aggregator instance exports, on its own prom-client Registry. */
+export interface Metrics {
+  /** Served at GET /metrics. */
+  readonly registry: Registry
+  /** Reports read from the report streams. */
+  readonly ingestReports: Counter
+  /** Candidate entries (one key's count in one agent's report) processed. */
+  readonly ingestEntries: Counter
+  /** Reports claimed from a replica that stopped acknowledging them. */
+  readonly ingestClaimed: Counter
+  /** Reports skipped because their window ended too long ago to act on. */
+  readonly ingestStale: Counter
+  /** Stream entries set aside as undecodable, by reason. */
+  readonly deadLetters: Counter<'reason'>
+  /** Active registry entries, by mitigation. */
+  readonly hotKeys: Gauge<'mitigation'>
+  /** From the reports first showing a key hot to its promote event being published. */
+  readonly detectionLatency: Histogram
+  /** Registry events this replica published on the registry channel, by type. */
+  readonly registryEventsPublished: Counter<'type'>
+  /** Registry writes that failed (Postgres down, or a rejected statement). */
+  readonly registryWriteFailures: Counter
+  /** From a report's window end to its ingestion. */
+  readonly reportLag: Histogram
+}
+
+/**
+ * A fresh Registry with the default process metrics and every Heatsink metric. Not prom-client's global
+ * registry, so several aggregators (tests, replicas in one process) each count on their own.
+ */
+export function createMetrics(): Metrics {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry })
+  const registers = [registry]
+  return {
+    registry,
+    ingestReports: new Counter({
+      name: 'heatsink_ingest_reports_total',
+      help: 'Window reports read from the report streams',
+      registers,
+    }),
+    ingestEntries: new Counter({
+      name: 'heatsink_ingest_entries_total',
+      help: "Candidate entries processed (one key's count in one agent's report)",
+      registers,
+    }),
+    ingestClaimed: new Counter({
+      name: 'heatsink_ingest_claimed_total',
+      help: 'Reports claimed from a replica that stopped acknowledging them',
+      registers,
+    }),
+    ingestStale: new Counter({
+      name: 'heatsink_ingest_stale_reports_total',
+      help: 'Reports skipped because their window ended longer ago than HEATSINK_MAX_REPORT_AGE_MS',
+      registers,
+    }),
+    deadLetters: new Counter({
+      name: 'heatsink_dead_letter_total',
+      help: 'Report stream entries set aside on the dead-letter stream',
+      labelNames: ['reason'],
+      registers,
+    }),
+    hotKeys: new Gauge({
+      name: 'heatsink_hot_keys',
+      help: 'Active registry entries',
+      labelNames: ['mitigation'],
+      registers,
+    }),
+    detectionLatency: new Histogram({
+      name: 'heatsink_detection_latency_seconds',
+      help: 'Time from the reports first showing a key hot to its promote event being published',
+      buckets: [0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10],
+      registers,
+    }),
+    registryEventsPublished: new Counter({
+      name: 'heatsink_registry_events_published_total',
+      help: 'Registry events published on the registry channel by this replica',
+      labelNames: ['type'],
+      registers,
+    }),
+    registryWriteFailures: new Counter({
+      name: 'heatsink_registry_write_failures_total',
+      help: 'Registry writes that failed',
+      registers,
+    }),
+    reportLag: new Histogram({
+      name: 'heatsink_report_lag_seconds',
+      help: "Time from a report's window end to its ingestion",
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+      registers,
+    }),
+  }
+}

@@ -1,0 +1,89 @@
+import type { Mitigation, RegistryEntry, RegistrySource } from '@heatsink/protocol'
+
+/** Whether a key is in the registry now, or was and has been demoted. */
+export type RegistryStatus = 'active' | 'demoted'
+
+/** One row of hot_key_registry, with times as epoch milliseconds. */
+export interface RegistryRecord {
+  key: string
+  keyHash: string
+  detectedAt: number
+  mitigation: Mitigation
+  splitFactor: number
+  ttlSeconds: number | null
+  status: RegistryStatus
+  source: RegistrySource
+  version: number
+  updatedAt: number
+  expiresAt: number | null
+  /** Cluster-wide rate when the row last changed, if the change came with one. */
+  requestsPerSecond: number | null
+}
+
+/** A hot_key_registry row as the drivers return it: int8 arrives as a string from pg and a number from PGlite. */
+export interface RegistryRow {
+  key_hash: string
+  raw_key: string
+  detected_at: Date
+  mitigation_type: Mitigation
+  split_factor: number
+  ttl_seconds: number | null
+  status: RegistryStatus
+  source: RegistrySource
+  version: string | number
+  updated_at: Date
+  expires_at: Date | null
+  requests_per_second: number | null
+}
+
+/** The record a row holds. */
+export function fromRow(row: RegistryRow): RegistryRecord {
+  return {
+    key: row.raw_key,
+    keyHash: row.key_hash,
+    detectedAt: row.detected_at.getTime(),
+    mitigation: row.mitigation_type,
+    splitFactor: row.split_factor,
+    ttlSeconds: row.ttl_seconds,
+    status: row.status,
+    source: row.source,
+    version: Number(row.version),
+    updatedAt: row.updated_at.getTime(),
+    expiresAt: row.expires_at === null ? null : row.expires_at.getTime(),
+    requestsPerSecond: row.requests_per_second,
+  }
+}
+
+/** The parameters of UPSERT_ROW for a record, in order. */
+export function toRowParams(record: RegistryRecord): unknown[] {
+  return [
+    record.keyHash,
+    record.key,
+    new Date(record.detectedAt),
+    record.mitigation,
+    record.splitFactor,
+    record.ttlSeconds,
+    record.status,
+    record.source,
+    record.version,
+    new Date(record.updatedAt),
+    record.expiresAt === null ? null : new Date(record.expiresAt),
+    record.requestsPerSecond,
+  ]
+}
+
+/** The wire entry of an active record. */
+export function toEntry(record: RegistryRecord): RegistryEntry {
+  return {
+    key: record.key,
+    keyHash: record.keyHash,
+    mitigation: record.mitigation,
+    splitFactor: record.splitFactor,
+    ttlSeconds: record.ttlSeconds,
+    source: record.source,
+    status: 'active',
+    detectedAt: record.detectedAt,
+    expiresAt: record.expiresAt,
+    version: record.version,
+  }
+}

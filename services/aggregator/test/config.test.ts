@@ -1,0 +1,144 @@
+import { hostname } from 'node:os'
+import { describe, expect, it } from 'vitest'
+import { loadConfig } from '../src/config.js'
+import { ConfigError } from '../src/errors.js'
+
+function problems(env: Record<string, string>): readonly string[] {
+  try {
+    loadConfig(env)
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems
+    throw error
+  }
+  throw new Error('expected a ConfigError')
+}
+
+describe('loadConfig', () => {
+  it('fills in every default, on loopback without an API token', () => {
+    expect(loadConfig({}, '/srv/app')).toEqual({
+      port: 8080,
+      host: '127.0.0.1',
+      ignoredHost: null,
+      redisUrl: 'redis://127.0.0.1:6379',
+      databaseUrl: null,
+      dataDir: '/srv/app/.heatsink/pglite',
+      namespace: 'heatsink',
+      apiToken: null,
+      hotRps: 1000,
+      coolRps: 500,
+      coolSeconds: 30,
+      windowMs: 1000,
+      counterShards: 1,
+      replicaId: `${hostname()}-${process.pid}`,
+      policy: { writeShare: 0.3, missShare: 0.1, splitWriteCapacity: 10_000, maxSplitFactor: 64 },
+      maxReportAgeMs: 30_000,
+      logLevel: 'info',
+    })
+  })
+
+  it('reads the mitigation policy and rejects a split cap that is not a power of two', () => {
+    const config = loadConfig({
+      HEATSINK_WRITE_SHARE: '0.5',
+      HEATSINK_MISS_SHARE: '0.2',
+      HEATSINK_SPLIT_WRITE_CAPACITY: '5000',
+      HEATSINK_SPLIT_MAX: '16',
+      HEATSINK_MAX_REPORT_AGE_MS: '10000',
+    })
+    expect(config.policy).toEqual({
+      writeShare: 0.5,
+      missShare: 0.2,
+      splitWriteCapacity: 5000,
+      maxSplitFactor: 16,
+    })
+    expect(config.maxReportAgeMs).toBe(10_000)
+    expect(() => loadConfig({ HEATSINK_SPLIT_MAX: '12' })).toThrow(
+      /HEATSINK_SPLIT_MAX: expected a power of two/,
+    )
+    expect(() => loadConfig({ HEATSINK_WRITE_SHARE: '1.5' })).toThrow(
+      /HEATSINK_WRITE_SHARE: expected a number from 0 to 1/,
+    )
+  })
+
+  it('listens on every interface with a token, and forces loopback without one', () => {
+    expect(loadConfig({ HEATSINK_API_TOKEN: 't' }).host).toBe('0.0.0.0')
+    expect(loadConfig({ HEATSINK_API_TOKEN: 't', HOST: '10.0.0.5' }).host).toBe('10.0.0.5')
+    expect(loadConfig({ HOST: '0.0.0.0' })).toMatchObject({ host: '127.0.0.1', ignoredHost: '0.0.0.0' })
+  })
+
+  it('reads every variable, treats empty ones as unset, and derives the cool rate from the hot one', () => {
+    const config = loadConfig(
+      {
+        PORT: '9090',
+        REDIS_URL: 'rediss://cache:6380',
+        DATABASE_URL: 'postgresql://u@db/heatsink',
+        HEATSINK_DATA_DIR: '/var/lib/heatsink',
+        HEATSINK_NAMESPACE: 'shop:prod',
+        HEATSINK_HOT_RPS: '3000',
+        HEATSINK_COOL_SECONDS: '12.5',
+        HEATSINK_WINDOW_MS: '500',
+        HEATSINK_COUNTER_SHARDS: '16',
+        HEATSINK_REPLICA_ID: 'replica-a',
+        HEATSINK_API_TOKEN: '',
+        LOG_LEVEL: 'debug',
+      },
+      '/srv',
+    )
+    expect(config).toMatchObject({
+      port: 9090,
+      redisUrl: 'rediss://cache:6380',
+      databaseUrl: 'postgresql://u@db/heatsink',
+      dataDir: '/var/lib/heatsink',
+      namespace: 'shop:prod',
+      apiToken: null,
+      hotRps: 3000,
+      coolRps: 1500,
+      coolSeconds: 12.5,
+      windowMs: 500,
+      counterShards: 16,
+      replicaId: 'replica-a',
+      logLevel: 'debug',
+    })
+  })
+
+  it('names every bad value with what was expected and what it got', () => {
+    expect(
+      problems({
+        PORT: '70000',
+        REDIS_URL: 'localhost:6379',
+        DATABASE_URL: 'mysql://db',
+        HEATSINK_NAMESPACE: 'has{braces}',
+        HEATSINK_HOT_RPS: 'abc',
+        HEATSINK_COOL_SECONDS: '-1',
+        HEATSINK_WINDOW_MS: '2.5',
+        HEATSINK_COUNTER_SHARDS: '0',
+        LOG_LEVEL: 'loud',
+      }),
+    ).toEqual([
+      "PORT: expected an integer port from 0 to 65535, got '70000'",
+      "REDIS_URL: expected a redis:// or rediss:// URL, got 'localhost:6379'",
+      "DATABASE_URL: expected a postgres:// or postgresql:// URL, got 'mysql://db'",
+      "HEATSINK_NAMESPACE: expected 1 to 64 characters of A-Z, a-z, 0-9, '_', '.', ':' or '-', got 'has{braces}'",
+      "HEATSINK_HOT_RPS: expected a positive number, got 'abc'",
+      "HEATSINK_COOL_SECONDS: expected a positive number, got '-1'",
+      "HEATSINK_WINDOW_MS: expected a positive integer, got '2.5'",
+      "HEATSINK_COUNTER_SHARDS: expected an integer from 1 to 1024, got '0'",
+      "LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent, got 'loud'",
+    ])
+  })
+
+  it('requires the cool rate below the hot rate', () => {
+    expect(problems({ HEATSINK_HOT_RPS: '100', HEATSINK_COOL_RPS: '100' })).toEqual([
+      "HEATSINK_COOL_RPS: expected a number below HEATSINK_HOT_RPS (100), got '100'",
+    ])
+    expect(problems({ HEATSINK_COOL_RPS: '1500' })).toEqual([
+      "HEATSINK_COOL_RPS: expected a number below HEATSINK_HOT_RPS (1000), got '1500'",
+    ])
+    expect(loadConfig({ HEATSINK_COOL_RPS: '999' }).coolRps).toBe(999)
+  })
+
+  it('says so in the message of the error it throws', () => {
+    expect(() => loadConfig({ HEATSINK_HOT_RPS: 'abc' })).toThrow(
+      "invalid configuration:\n  HEATSINK_HOT_RPS: expected a positive number, got 'abc'",
+    )
+  })
+})

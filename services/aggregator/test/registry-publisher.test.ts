@@ -1,0 +1,169 @@
+import { createNames, decodeRegistryEvent, decodeSnapshot } from '@heatsink/protocol'
+import { useTestRedis } from '@heatsink/test'
+import type { Redis } from 'ioredis'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createPgDatabase } from '../src/db/pg-database.js'
+import { defineScripts } from '../src/lua/scripts.js'
+import { createMetrics, type Metrics } from '../src/metrics.js'
+import { RegistryPublisher } from '../src/registry/registry-publisher.js'
+import { RegistryService } from '../src/registry/registry-service.js'
+import { ManualClock, openPostgres, recordChannel, type TestDatabase, until } from './support/fixtures.js'
+
+const redisFixture = useTestRedis()
+
+describe('RegistryPublisher', () => {
+  let postgres: TestDatabase & { url: string }
+  let clock: ManualClock
+  let metrics: Metrics
+  let redis: Redis
+  let names: ReturnType<typeof createNames>
+  let publisher: RegistryPublisher
+  let registry: RegistryService
+  let published: string[]
+
+  // Another replica's publisher: its own Redis connection, on `db` (default: the same pool).
+  const otherReplica = (db = postgres.db, replicaMetrics?: Metrics) => {
+    const client = redisFixture().client()
+    defineScripts(client)
+    return new RegistryPublisher(db, {
+      redis: client,
+      names,
+      ...(replicaMetrics ? { metrics: replicaMetrics } : {}),
+    })
+  }
+  // An automatic promotion, the detector's everyday change.
+  const hot = (key: string, onsetAt?: number) =>
+    registry.promote({
+      key,
+      mitigation: 'local_cache',
+      source: 'auto',
+      actor: 'detector',
+      reason: 'hot',
+      ...(onsetAt === undefined ? {} : { onsetAt }),
+    })
+  const versionInRedis = async () => Number(await redis.hget(names.registrySnapshotKey, 'version'))
+  const publishedVersions = () => published.map((text) => decodeRegistryEvent(text).version)
+
+  beforeEach(async () => {
+    postgres = await openPostgres()
+    clock = new ManualClock()
+    metrics = createMetrics()
+    names = createNames(redisFixture().namespace)
+    redis = redisFixture().client()
+    defineScripts(redis)
+    publisher = new RegistryPublisher(postgres.db, { redis, names, clock, metrics })
+    // No afterCommit: each test decides when to flush, as a crash between commit and publish would.
+    registry = new RegistryService(postgres.db, { clock })
+    published = await recordChannel(redisFixture().client(), names.registryChannel)
+  })
+  afterEach(async () => {
+    await publisher.stop()
+    await postgres.cleanup()
+  })
+
+  it('publishes committed events in version order and stores the snapshot of the last one', async () => {
+    await hot('a')
+    await registry.promote({
+      key: 'b',
+      mitigation: 'split',
+      splitFactor: 4,
+      source: 'manual',
+      actor: 'o',
+      reason: 'x',
+    })
+    await registry.demote('a', { actor: 'd', reason: 'cooled' })
+
+    const result = await publisher.flush()
+
+    expect(result).toEqual({ version: 3, published: [1, 2, 3] })
+    await until('three events', () => published.length === 3)
+    expect(published.map((text) => decodeRegistryEvent(text).type)).toEqual(['promote', 'promote', 'demote'])
+    expect(publishedVersions()).toEqual([1, 2, 3])
+    expect(await versionInRedis()).toBe(3)
+    const snapshot = decodeSnapshot((await redis.hget(names.registrySnapshotKey, 'snapshot')) ?? '')
+    expect(snapshot).toMatchObject({ version: 3, entries: [{ key: 'b', splitFactor: 4 }] })
+    expect(await publisher.flush()).toEqual({ version: 3, published: [] })
+  })
+
+  it('publishes a change committed before a crash on the next flush, from any replica', async () => {
+    await registry.promote({
+      key: 'orphan',
+      mitigation: 'coalesce',
+      source: 'manual',
+      actor: 'o',
+      reason: 'x',
+    })
+    // The replica that committed died before publishing; another replica's periodic flush finds the event.
+    const otherDb = createPgDatabase(postgres.url)
+    try {
+      const survivor = otherReplica(otherDb)
+      expect(await survivor.flush()).toEqual({ version: 1, published: [1] })
+    } finally {
+      await otherDb.close()
+    }
+    await until('the orphaned event', () => published.length === 1)
+    expect(decodeRegistryEvent(published[0]!)).toMatchObject({ type: 'promote', entry: { key: 'orphan' } })
+  })
+
+  it('never publishes a version twice when replicas flush concurrently', async () => {
+    const replicas = [otherReplica(), otherReplica(), otherReplica()]
+    for (let round = 0; round < 10; round++) {
+      await hot(`k${round}`)
+      if (round % 3 === 0) await registry.demote(`k${round}`, { actor: 'd', reason: 'cooled' })
+      await Promise.all([...replicas, publisher].flatMap((replica) => [replica.flush(), replica.flush()]))
+    }
+
+    await until('every version', async () => published.length >= (await versionInRedis()))
+    const versions = publishedVersions()
+    expect(versions).toEqual(Array.from({ length: 14 }, (_, i) => i + 1))
+  })
+
+  it('joins callers onto one pending flush, which still sees a commit made while a flush ran', async () => {
+    await hot('first')
+    const running = publisher.flush()
+    await hot('second')
+    const queuedA = publisher.flush()
+    const queuedB = publisher.flush()
+
+    expect(queuedA).toBe(queuedB)
+    const results = await Promise.all([running, queuedA])
+    expect(results.flatMap((result) => result.published)).toEqual([1, 2])
+  })
+
+  it('counts published events by type, observes detection latency once per promotion, and gauges hot keys', async () => {
+    const onsetAt = clock.time - 700
+    await hot('viral', onsetAt)
+    await registry.promote({
+      key: 'pinned',
+      mitigation: 'split',
+      splitFactor: 2,
+      source: 'manual',
+      actor: 'o',
+      reason: 'x',
+    })
+    await registry.promote({
+      key: 'pinned',
+      mitigation: 'split',
+      splitFactor: 8,
+      source: 'manual',
+      actor: 'o',
+      reason: 'x',
+    })
+    clock.advance(300)
+
+    await publisher.flush()
+    const secondMetrics = createMetrics()
+    await otherReplica(postgres.db, secondMetrics).flush()
+
+    const text = await metrics.registry.metrics()
+    expect(text).toContain('heatsink_registry_events_published_total{type="promote"} 2')
+    expect(text).toContain('heatsink_registry_events_published_total{type="update"} 1')
+    expect(text).toContain('heatsink_detection_latency_seconds_count 1')
+    expect(text).toContain('heatsink_detection_latency_seconds_bucket{le="0.75"} 0')
+    expect(text).toContain('heatsink_detection_latency_seconds_bucket{le="1"} 1')
+    expect(text).toContain('heatsink_hot_keys{mitigation="split"} 1')
+    expect(text).toContain('heatsink_hot_keys{mitigation="local_cache"} 1')
+    // The other replica found nothing left to publish, so it observed nothing.
+    expect(await secondMetrics.registry.metrics()).toContain('heatsink_detection_latency_seconds_count 0')
+  })
+})
