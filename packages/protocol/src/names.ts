@@ -10,6 +10,8 @@ export const MAX_REPORT_SHARDS = 1024
 
 // No braces, so no name Heatsink builds can carry a hash tag of its own.
 const NAMESPACE_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/
+// What slotTag() produces: short base-36 strings.
+const SLOT_TAG_PATTERN = /^[0-9a-z]{1,8}$/
 
 /** Every Redis key, stream and channel name Heatsink owns; all start with `${namespace}:`. */
 export interface HeatsinkNames {
@@ -39,14 +41,37 @@ export interface HeatsinkNames {
   /** Where agents announce themselves. */
   readonly agentsKey: string
   /**
-   * The aggregator's per-window counters for one counter shard, a hash: field `<agent>\n<key>` holds that
-   * agent's largest reported `count writes misses` for the key, field `\n<key>` the cluster-wide sums, both as
-   * three space-separated integers. The hash tag keeps one window-shard in one slot, so one script updates it
-   * atomically, while different shards and windows spread over a Cluster.
+   * The aggregator's per-window counters for one counter shard, a hash of plain integers: each agent's largest
+   * reported count, writes and misses per key, and the cluster-wide sums (field layout in the aggregator's
+   * applyReport-1.lua). The hash tag keeps one window-shard in one slot, so one script updates it atomically,
+   * while different shards and windows spread over a Cluster.
    */
   windowCountersKey(windowStart: number, shard: number): string
   /** Per-agent statistics of one registered key (hash: agent id -> encoded HotKeyStats with its window). */
   keyStatsKey(keyHash: string): string
+  /**
+   * Shard `index` of a split key spread over `splitFactor` shards (@heatsink/split). `tag` is a `slotTag(slot)`:
+   * the only hash tag in the name, so the shard lands on the slot the splitter chose, whatever braces `key`
+   * holds. The split factor is part of the name, so two layouts of one key never share a shard.
+   */
+  splitShardKey(key: string, splitFactor: number, index: number, tag: string): string
+  /** The gate of that shard, a hash in the shard's slot: whether the shard takes writes, and where they go if not. */
+  splitGateKey(key: string, splitFactor: number, index: number, tag: string): string
+  /**
+   * Held while a split key is folded, resharded or reconciled (one worker per key); same slot as `key`, and
+   * scripts on the key treat its existence as "a fold is running".
+   */
+  splitLeaseKey(key: string): string
+  /** Hash of the counter moves already added to `key` (exactly-once folds); same slot as `key`. */
+  splitJournalKey(key: string): string
+  /** Set of members written or removed on `key` through the splitter while a fold runs; same slot as `key`. */
+  splitTouchedKey(key: string): string
+  /** Hash holding the write stamp of `key`'s value, for split copies (last write wins); same slot as `key`. */
+  splitStampKey(key: string): string
+  /** Lease of the split reconciler, so that one agent at a time rebalances. */
+  readonly splitReconcilerLeaseKey: string
+  /** Sorted set of recently folded split layouts (`<splitFactor>:<key>`, score: until when to re-check them). */
+  readonly splitFoldedKey: string
 }
 
 /** Build the Redis names for one Heatsink deployment; throws InvalidNamespaceError on a bad namespace. */
@@ -80,7 +105,29 @@ export function createNames(
     agentsKey: `${namespace}:agents`,
     windowCountersKey: (windowStart: number, shard: number) => `${namespace}:w:{${windowStart}:${shard}}`,
     keyStatsKey: (hash: string) => `${namespace}:stats:${hash}`,
+    splitShardKey: (key: string, splitFactor: number, index: number, tag: string) =>
+      `${splitShardPrefix(namespace, splitFactor, index, tag)}:d:${key}`,
+    splitGateKey: (key: string, splitFactor: number, index: number, tag: string) =>
+      `${splitShardPrefix(namespace, splitFactor, index, tag)}:g:${key}`,
+    splitLeaseKey: (key: string) => `${namespace}:split-lease:${sameSlotTag(key)}:${key}`,
+    splitJournalKey: (key: string) => `${namespace}:split-journal:${sameSlotTag(key)}:${key}`,
+    splitTouchedKey: (key: string) => `${namespace}:split-touched:${sameSlotTag(key)}:${key}`,
+    splitStampKey: (key: string) => `${namespace}:split-stamp:${sameSlotTag(key)}:${key}`,
+    splitReconcilerLeaseKey: `${namespace}:split-reconciler`,
+    splitFoldedKey: `${namespace}:split-folded`,
   })
+}
+
+// The role (d: data, g: gate) follows the position, so no key can make one shard's name equal another's.
+function splitShardPrefix(namespace: string, splitFactor: number, index: number, tag: string): string {
+  if (!Number.isInteger(splitFactor) || splitFactor < 2) {
+    throw new RangeError(`splitFactor must be an integer of at least 2, received ${splitFactor}`)
+  }
+  if (!Number.isInteger(index) || index < 0 || index >= splitFactor) {
+    throw new RangeError(`shard index must be an integer from 0 to ${splitFactor - 1}, received ${index}`)
+  }
+  if (!SLOT_TAG_PATTERN.test(tag)) throw new RangeError(`invalid slot tag ${JSON.stringify(tag)}`)
+  return `${namespace}:split:{${tag}}:${splitFactor}:${index}`
 }
 
 // FNV-1a (32-bit) over UTF-8 bytes: tiny, well spread for short ids, and reproducible in any language.

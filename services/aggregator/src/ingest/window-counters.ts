@@ -94,15 +94,18 @@ export class WindowCounters {
     const { shards, names } = this.#options
     const values = await Promise.all(
       keys.map((key) =>
-        this.#redis.hget(names.windowCountersKey(windowStart, counterShard(key, shards)), `\n${key}`),
+        this.#redis.hmget(
+          names.windowCountersKey(windowStart, counterShard(key, shards)),
+          `\n${key}`,
+          ` w\n${key}`,
+          ` m\n${key}`,
+        ),
       ),
     )
-    return values.map(parseCounts)
+    return values.map(([count, writes, misses]) =>
+      count === null || count === undefined
+        ? undefined
+        : { count: Number(count), writes: Number(writes ?? 0), misses: Number(misses ?? 0) },
+    )
   }
-}
-
-function parseCounts(value: string | null): KeyCounts | undefined {
-  if (value === null) return undefined
-  const [count = 0, writes = 0, misses = 0] = value.split(' ').map(Number)
-  return { count, writes, misses }
 }

@@ -2,7 +2,7 @@
 applyReport: folds one agent's cumulative counts for one window-shard into the cluster-wide sums, idempotently.
 
 KEYS[1]   the window-shard counters hash (names.windowCountersKey)
-ARGV[1]   agent id
+ARGV[1]   agent id (printable ASCII, no spaces: field names below rely on it)
 ARGV[2]   hot threshold: requests per window at which a key is promoted
 ARGV[3]   the hash's lifetime in milliseconds
 ARGV[4..] groups of four: key, count, writes, misses (cumulative for the window, as this agent reported them)
@@ -10,9 +10,16 @@ ARGV[4..] groups of four: key, count, writes, misses (cumulative for the window,
 Returns   a flat array, groups of four, for the keys whose cluster-wide count crossed the threshold with this
           report: key, count, writes, misses (the new sums)
 
+Fields, all plain integers:
+  <agent>\n<key>        the agent's largest count        \n<key>       the cluster-wide count
+  ' w'<agent>\n<key>    the agent's largest writes       ' w\n'<key>   the cluster-wide writes
+  ' m'<agent>\n<key>    the agent's largest misses       ' m\n'<key>   the cluster-wide misses
 Counts are cumulative within a window, so for each agent and key only the largest value seen is kept and only
 its increase is added to the sums: a report applied twice, or after a later one, adds nothing.
-Hash reads and writes are batched (HMGET/HSET) rather than issued per key: four calls per report, not nine per key.
+
+Cost is what bounds ingest, so: hash reads and writes are batched (HMGET/HSET), values are bare integers
+(tonumber/tostring, no pattern matching), and writes and misses, zero for most keys, are only touched when the
+report carries some.
 ]]
 local hash = KEYS[1]
 local agent = ARGV[1]
@@ -39,42 +46,69 @@ local function hset(pairs)
   end
 end
 
-local function parse(value)
-  if not value then return 0, 0, 0 end
-  local c, w, m = string.match(value, '^(%d+) (%d+) (%d+)$')
-  return tonumber(c), tonumber(w), tonumber(m)
-end
-
-local agentFields, sumFields = {}, {}
-for i = 1, groups do
-  local key = ARGV[4 * i]
-  agentFields[i] = agent .. '\n' .. key
-  sumFields[i] = '\n' .. key
-end
-local previous = hmget(agentFields)
-local sums = hmget(sumFields)
-
-local updates, crossed = {}, {}
+-- Field names to read: count (agent, sum) for every key; writes and misses (agent, sum) only where reported.
+local fields = {}
+local extra = {} -- per group: index in fields of its ' w' agent field, or nil; same for ' m'
 for i = 1, groups do
   local base = 4 * i
-  local pc, pw, pm = parse(previous[i])
-  local c = math.max(tonumber(ARGV[base + 1]), pc)
-  local w = math.max(tonumber(ARGV[base + 2]), pw)
-  local m = math.max(tonumber(ARGV[base + 3]), pm)
-  if c ~= pc or w ~= pw or m ~= pm then
-    local sc, sw, sm = parse(sums[i])
-    local nc, nw, nm = sc + c - pc, sw + w - pw, sm + m - pm
-    updates[#updates + 1] = agentFields[i]
-    updates[#updates + 1] = string.format('%d %d %d', c, w, m)
-    updates[#updates + 1] = sumFields[i]
-    updates[#updates + 1] = string.format('%d %d %d', nc, nw, nm)
-    if sc < threshold and nc >= threshold then
-      crossed[#crossed + 1] = ARGV[base]
-      crossed[#crossed + 1] = nc
-      crossed[#crossed + 1] = nw
-      crossed[#crossed + 1] = nm
+  local key = ARGV[base]
+  fields[#fields + 1] = agent .. '\n' .. key
+  fields[#fields + 1] = '\n' .. key
+  local slots = {}
+  if ARGV[base + 2] ~= '0' then
+    slots.w = #fields + 1
+    fields[#fields + 1] = ' w' .. agent .. '\n' .. key
+    fields[#fields + 1] = ' w\n' .. key
+  end
+  if ARGV[base + 3] ~= '0' then
+    slots.m = #fields + 1
+    fields[#fields + 1] = ' m' .. agent .. '\n' .. key
+    fields[#fields + 1] = ' m\n' .. key
+  end
+  extra[i] = slots
+end
+local values = hmget(fields)
+
+local updates, crossed = {}, {}
+local position = 1
+for i = 1, groups do
+  local base = 4 * i
+  local previous = tonumber(values[position] or 0)
+  local sum = tonumber(values[position + 1] or 0)
+  local count = tonumber(ARGV[base + 1])
+  local newSum = sum
+  if count > previous then
+    newSum = sum + count - previous
+    updates[#updates + 1] = fields[position]
+    updates[#updates + 1] = count
+    updates[#updates + 1] = fields[position + 1]
+    updates[#updates + 1] = newSum
+  end
+  local sums = { w = 0, m = 0 }
+  for kind, offset in pairs({ w = 2, m = 3 }) do
+    local at = extra[i][kind]
+    if at then
+      local mine = tonumber(values[at] or 0)
+      local total = tonumber(values[at + 1] or 0)
+      local reported = tonumber(ARGV[base + offset])
+      if reported > mine then
+        total = total + reported - mine
+        updates[#updates + 1] = fields[at]
+        updates[#updates + 1] = reported
+        updates[#updates + 1] = fields[at + 1]
+        updates[#updates + 1] = total
+      end
+      sums[kind] = total
     end
   end
+  if sum < threshold and newSum >= threshold then
+    crossed[#crossed + 1] = ARGV[base]
+    crossed[#crossed + 1] = newSum
+    -- A crossing reports the writes and misses sums even when this report carried none.
+    crossed[#crossed + 1] = extra[i].w and sums.w or tonumber(redis.call('HGET', hash, ' w\n' .. ARGV[base]) or 0)
+    crossed[#crossed + 1] = extra[i].m and sums.m or tonumber(redis.call('HGET', hash, ' m\n' .. ARGV[base]) or 0)
+  end
+  position = position + 2 + (extra[i].w and 2 or 0) + (extra[i].m and 2 or 0)
 end
 if #updates > 0 then hset(updates) end
 redis.call('PEXPIRE', hash, ARGV[3])
