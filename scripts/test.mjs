@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `pnpm test`: typecheck and lint every package, run every vitest project, then print the one line CI reads:
+// `pnpm test`: build, typecheck and lint every package (the process tests run the built entry points), run every
 // `N passed, N failed[, N skipped]`, last. Arguments after `pnpm test --` go to vitest (e.g. `--project sketch`).
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
@@ -39,9 +39,9 @@ function runTool(name, args) {
   })
 }
 
-const checks = await runTool('turbo', ['run', 'typecheck', 'lint', '--output-logs=errors-only'])
+const checks = await runTool('turbo', ['run', 'build', 'typecheck', 'lint', '--output-logs=errors-only'])
 if (checks !== 0) {
-  console.error(`typecheck or lint failed (exit code ${checks}); tests were not run`)
+  console.error(`build, typecheck or lint failed (exit code ${checks}); tests were not run`)
   process.exit(checks)
 }
 

@@ -1,3 +1,4 @@
+export { AGGREGATOR_COMMAND, REPO_ROOT } from './entry-points.js'
 export { TestServiceMissingError } from './errors.js'
 export type { FixtureScope, UseFixtureOptions } from './fixture-hooks.js'
 export { testNamespace, testSchemaName } from './namespace.js'
