@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// `pnpm test`: build, typecheck and lint every package (the process tests run the built entry points), run every
+// `pnpm test`: build, typecheck and lint every package (the process tests run the built entry points), run
+// every vitest project, then print the one line CI reads:
 // `N passed, N failed[, N skipped]`, last. Arguments after `pnpm test --` go to vitest (e.g. `--project sketch`).
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
