@@ -4,7 +4,10 @@ import { defineProject, type UserWorkspaceConfig } from 'vitest/config'
 const globalSetup = fileURLToPath(new URL('./global-setup.ts', import.meta.url))
 
 // Workspace packages resolve to their TypeScript source under this condition, so tests never need a build.
-const conditions = ['@heatsink/source', 'node', 'import', 'module', 'default']
+// Only for code vite inlines (workspace packages always are): handing 'import' to Node for externalized
+// CommonJS packages made require('pg-pool') inside pg load pg-pool's ESM build, and Node 20's require(esm)
+// then returned a module namespace where pg expected a class.
+const conditions = ['@heatsink/source', 'module', 'node', 'development|production']
 
 /** The vitest project every Heatsink package uses: real services from the global setup, source imports. */
 export function heatsinkProject(
@@ -13,7 +16,7 @@ export function heatsinkProject(
 ): UserWorkspaceConfig {
   return defineProject({
     resolve: { conditions },
-    ssr: { resolve: { conditions, externalConditions: conditions } },
+    ssr: { resolve: { conditions } },
     test: {
       name,
       include: ['test/**/*.test.ts', 'e2e/**/*.test.ts'],

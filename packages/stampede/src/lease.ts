@@ -1,0 +1,125 @@
+import { randomUUID } from 'node:crypto'
+import type { Clock } from '@heatsink/sketch'
+import type { ScriptedRedis } from './scripts.js'
+
+/** Where one key's lease lives and how its end is announced. */
+export interface LeaseTarget {
+  key: string
+  leaseKey: string
+  channel: string
+}
+
+/** What a lease attempt found; `remainingMs` is the holder's lease PTTL (-1 for a lease without one). */
+export type LeaseAttempt =
+  | { kind: 'acquired'; lease: HeldLease; stored: string | null }
+  | { kind: 'held'; remainingMs: number }
+  | { kind: 'stored'; stored: string }
+
+/** How a held lease is kept alive. */
+export interface LeaseTiming {
+  /** Time to live written with every acquisition and extension. */
+  leaseMs: number
+  /** Extensions stop this long after acquisition, so a hung loader cannot hold the key forever. */
+  maxLeaseMs: number
+}
+
+/**
+ * SET NX PX with a fresh owner token, reading the key in the same script. With `peek`, a key that already
+ * holds a value is returned without touching the lease (a waiter's cheap re-check).
+ */
+export async function tryLease(
+  redis: ScriptedRedis,
+  target: LeaseTarget,
+  owner: string,
+  timing: LeaseTiming,
+  clock: Clock,
+  peek: boolean,
+  onError: (error: unknown) => void,
+): Promise<LeaseAttempt> {
+  // Tokens come from crypto, not the injected random: two agents seeded alike must still never share one.
+  const token = `${owner}:${randomUUID()}`
+  const [status, payload] = await redis.hsAcquireLease(
+    target.key,
+    target.leaseKey,
+    token,
+    timing.leaseMs,
+    peek ? '1' : '0',
+  )
+  if (status === 2) return { kind: 'stored', stored: payload as string }
+  if (status === 0) return { kind: 'held', remainingMs: Number(payload) }
+  const lease = new HeldLease(redis, target, token, timing, clock, onError)
+  return { kind: 'acquired', lease, stored: payload as string | null }
+}
+
+/**
+ * A lease this process owns. It is extended (compare-and-pexpire) every third of its time to live while the
+ * load runs, and ends by exactly one of fill (store the value and release, atomically) or release; both are
+ * conditional on the token, so a lease that ran out and passed to another owner is never touched.
+ */
+export class HeldLease {
+  readonly token: string
+  readonly #redis: ScriptedRedis
+  readonly #target: LeaseTarget
+  readonly #timing: LeaseTiming
+  readonly #clock: Clock
+  readonly #onError: (error: unknown) => void
+  readonly #acquiredAt: number
+  #timer: unknown
+  #ended = false
+  /** False once an extension found the lease gone: the fill will be refused. */
+  held = true
+
+  constructor(
+    redis: ScriptedRedis,
+    target: LeaseTarget,
+    token: string,
+    timing: LeaseTiming,
+    clock: Clock,
+    onError: (error: unknown) => void,
+  ) {
+    this.#redis = redis
+    this.#target = target
+    this.token = token
+    this.#timing = timing
+    this.#clock = clock
+    this.#onError = onError
+    this.#acquiredAt = clock.now()
+    this.#schedule()
+  }
+
+  /** Stores `envelope` for `ttlMs` and releases, if still the owner; true when stored. */
+  async fill(envelope: string, ttlMs: number): Promise<boolean> {
+    this.#end()
+    const { key, leaseKey, channel } = this.#target
+    return (await this.#redis.hsFillLease(key, leaseKey, this.token, envelope, ttlMs, channel, key)) === 1
+  }
+
+  /** Releases without storing, if still the owner; never throws (the lease runs out anyway). */
+  async release(): Promise<void> {
+    if (this.#ended) return
+    this.#end()
+    const { key, leaseKey, channel } = this.#target
+    await this.#redis.hsReleaseLease(leaseKey, this.token, channel, key).catch(this.#onError)
+  }
+
+  #end(): void {
+    this.#ended = true
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer)
+    this.#timer = undefined
+  }
+
+  #schedule(): void {
+    const every = Math.max(1, Math.floor(this.#timing.leaseMs / 3))
+    if (this.#clock.now() + every - this.#acquiredAt > this.#timing.maxLeaseMs) return
+    this.#timer = this.#clock.setTimeout(() => {
+      if (this.#ended) return
+      this.#schedule()
+      this.#redis.hsExtendLease(this.#target.leaseKey, this.token, this.#timing.leaseMs).then((extended) => {
+        if (extended === 0) {
+          this.held = false
+          this.#end()
+        }
+      }, this.#onError)
+    }, every)
+  }
+}

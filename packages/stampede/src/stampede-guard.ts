@@ -1,0 +1,479 @@
+import type { HeatsinkNames } from '@heatsink/protocol'
+import { type Clock, systemClock } from '@heatsink/sketch'
+import type { Cluster, Redis } from 'ioredis'
+import type { CoalesceSlot } from './coalesce-slot.js'
+import { type Codec, jsonCodec } from './codec.js'
+import { buildEntry, freshness, readEntry } from './entry.js'
+import { GuardClosedError, LoadTimeoutError } from './errors.js'
+import { FillNotifier, fillChannel } from './fill-channel.js'
+import { Generations } from './generations.js'
+import { type KeyStats, StatsBook } from './key-stats.js'
+import { type HeldLease, type LeaseTarget, type LeaseTiming, tryLease } from './lease.js'
+import { type GetOrLoadOptions, positive, type ResolvedLoadOptions, resolveLoadOptions } from './options.js'
+import { type ScriptedRedis, withScripts } from './scripts.js'
+import { SingleFlight } from './single-flight.js'
+import { delAndBreakLease, type SetArguments, setAndBreakLease } from './write-through.js'
+
+/** Where a caller's value came from. */
+export type FetchSource =
+  /** Redis held a fresh value. */
+  | 'hit'
+  /** Redis held a value within its stale window; a refresh runs in the background. */
+  | 'stale'
+  /** This guard ran the loader. */
+  | 'load'
+  /** Another agent ran the loader while this guard waited on its lease. */
+  | 'peer'
+  /** maxWaitMs passed and the caller's fallback served. */
+  | 'fallback'
+
+/** A value with how it was obtained. */
+export interface Fetched<T> {
+  value: T
+  source: FetchSource
+  /**
+   * The generation ticket the value was read or loaded under: fill L1 with it only while
+   * `guard.isCurrent(key, generation)`, and never with a `stale` or `fallback` value.
+   */
+  generation: number
+}
+
+/** Where a failure that no caller sees happened. */
+export interface GuardErrorContext {
+  key: string
+  phase: 'refresh' | 'fill' | 'extend' | 'release'
+}
+
+/** Options of createStampedeGuard. */
+export interface StampedeGuardOptions {
+  /** Commands go here: a Redis or a Cluster. */
+  redis: Redis | Cluster
+  /** Listens on the fill channel; may be shared with other subscriptions. Default: redis.duplicate(). */
+  subscriber?: Redis | Cluster
+  names: HeatsinkNames
+  /** Prefixes lease tokens, so a lease in Redis says which agent holds it. */
+  agentId: string
+  clock?: Clock
+  /** Uniform in [0, 1): TTL jitter, XFetch draws, poll jitter. Default Math.random. */
+  random?: () => number
+  /** Default JSON. */
+  codec?: Codec
+  /** Lease time to live; extended every third of it while the load runs. Default 5,000 ms. */
+  leaseMs?: number
+  /** A load holds its lease at most this long, so a hung loader frees the key. Default 60,000 ms. */
+  maxLeaseMs?: number
+  /** Base of the jittered poll, base * (1 + random), while waiting on another agent's lease. Default 50 ms. */
+  pollMs?: number
+  /** maxWaitMs of calls that give none. Default 5,000 ms. */
+  maxWaitMs?: number
+  /** Failures no caller sees: background refreshes, fills, lease extensions and releases. */
+  onError?: (error: unknown, context: GuardErrorContext) => void
+}
+
+type Loader = () => Promise<unknown> | unknown
+
+interface Load {
+  ticket: number
+  /** Undefined when a background refresh found another agent at work and loaded nothing. */
+  promise: Promise<Fetched<unknown> | undefined>
+}
+
+/** createStampedeGuard's result, for the agent's getOrLoad: see the class's methods. */
+export class StampedeGuard {
+  readonly #redis: ScriptedRedis
+  readonly #subscriber: Redis | Cluster
+  readonly #ownsSubscriber: boolean
+  readonly #names: HeatsinkNames
+  readonly #agentId: string
+  readonly #clock: Clock
+  readonly #random: () => number
+  readonly #codec: Codec
+  readonly #timing: LeaseTiming
+  readonly #pollMs: number
+  readonly #maxWaitMs: number
+  readonly #onError: (error: unknown, context: GuardErrorContext) => void
+  readonly #channel: string
+  readonly #notifier: FillNotifier
+  readonly #generations = new Generations()
+  readonly #stats = new StatsBook()
+  readonly #flights: SingleFlight<Fetched<unknown>>
+  readonly #loads = new Map<string, Load>()
+  readonly #held = new Map<string, HeldLease>()
+  readonly #background = new Set<Promise<void>>()
+  #closing: Promise<void> | undefined
+
+  constructor(options: StampedeGuardOptions) {
+    this.#redis = withScripts(options.redis)
+    this.#ownsSubscriber = options.subscriber === undefined
+    this.#subscriber = options.subscriber ?? options.redis.duplicate()
+    this.#names = options.names
+    this.#agentId = options.agentId
+    this.#clock = options.clock ?? systemClock
+    this.#random = options.random ?? Math.random
+    this.#codec = options.codec ?? jsonCodec
+    this.#timing = {
+      leaseMs: positive('leaseMs', options.leaseMs ?? 5_000),
+      maxLeaseMs: positive('maxLeaseMs', options.maxLeaseMs ?? 60_000),
+    }
+    this.#pollMs = positive('pollMs', options.pollMs ?? 50)
+    this.#maxWaitMs = positive('maxWaitMs', options.maxWaitMs ?? 5_000)
+    this.#onError = options.onError ?? (() => {})
+    this.#channel = fillChannel(options.names)
+    this.#notifier = new FillNotifier(this.#subscriber, this.#channel, this.#clock)
+    this.#flights = new SingleFlight(this.#generations, this.#clock, (slot) => this.#count(slot))
+  }
+
+  /** Resolves once the guard hears lease announcements; calls made before still work, polling. */
+  ready(): Promise<void> {
+    return this.#notifier.ready()
+  }
+
+  /** The per-key generations; share them with coalesceReads so that invalidate() covers plain reads too. */
+  get generations(): Generations {
+    return this.#generations
+  }
+
+  /** The cached value of `key`, or the loader's, loaded once however many callers ask at once. */
+  async getOrLoad<T>(key: string, loader: () => Promise<T> | T, options: GetOrLoadOptions<T>): Promise<T> {
+    return (await this.fetch(key, loader, options)).value
+  }
+
+  /** getOrLoad, telling also where the value came from and under which generation (for the agent's L1). */
+  async fetch<T>(
+    key: string,
+    loader: () => Promise<T> | T,
+    options: GetOrLoadOptions<T>,
+  ): Promise<Fetched<T>> {
+    if (this.#closing !== undefined) throw new GuardClosedError()
+    const resolved = resolveLoadOptions(options, this.#maxWaitMs)
+    const fetched = await this.#flights.run(
+      key,
+      resolved.maxWaitMs,
+      (waitedMs, slot) => this.#timedOut(slot, waitedMs, options.fallback),
+      (slot) => this.#resolve(key, loader, resolved, slot),
+    )
+    return fetched as Fetched<T>
+  }
+
+  /** True while no write or invalidation of `key` has happened since `generation` was taken. */
+  isCurrent(key: string, generation: number): boolean {
+    return this.#generations.isCurrent(key, generation)
+  }
+
+  /**
+   * The key was written, deleted or invalidated: loads in flight now are cached nowhere, and later callers
+   * start anew. A lease this guard holds for the key is released, so its fill is refused in Redis too.
+   */
+  invalidate(key: string): void {
+    this.#generations.bump(key)
+    const lease = this.#held.get(key)
+    if (lease !== undefined) {
+      this.#held.delete(key)
+      void lease.release()
+    }
+  }
+
+  /** SET through the lease-breaking script (see setAndBreakLease), invalidating locally before and after. */
+  async set(key: string, ...args: SetArguments): Promise<string | null> {
+    this.invalidate(key)
+    try {
+      return await setAndBreakLease(this.#redis, this.#names, key, ...args)
+    } finally {
+      this.invalidate(key)
+    }
+  }
+
+  /** DEL through the lease-breaking script (see delAndBreakLease), invalidating locally before and after. */
+  async del(key: string): Promise<number> {
+    this.invalidate(key)
+    try {
+      return await delAndBreakLease(this.#redis, this.#names, key)
+    } finally {
+      this.invalidate(key)
+    }
+  }
+
+  /** `key`'s counters in the current window. */
+  keyStats(key: string): KeyStats | undefined {
+    return this.#stats.peek(key)
+  }
+
+  /** Every key's counters for the window now ending; the next window starts at zero. */
+  takeWindowStats(): Map<string, KeyStats> {
+    return this.#stats.take()
+  }
+
+  /** Resolves when no background refresh is running (for tests and orderly shutdown). */
+  async idle(): Promise<void> {
+    while (this.#background.size > 0) await Promise.allSettled([...this.#background])
+  }
+
+  /**
+   * Rejects waiting callers with GuardClosedError, releases held leases, stops listening. Loaders still
+   * running are not awaited; their results are cached nowhere.
+   */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#flights.rejectAll(new GuardClosedError())
+      const leases = [...this.#held.values()]
+      this.#held.clear()
+      await Promise.all([this.#notifier.close(), ...leases.map((lease) => lease.release())])
+      if (this.#ownsSubscriber) await this.#subscriber.quit().catch(() => this.#subscriber.disconnect())
+    })()
+    return this.#closing
+  }
+
+  // One flight: read Redis, serve what is usable, else load (or wait for another agent's load).
+  async #resolve(
+    key: string,
+    loader: Loader,
+    options: ResolvedLoadOptions,
+    slot: CoalesceSlot<Fetched<unknown>>,
+  ): Promise<Fetched<unknown>> {
+    const stored = await this.#redis.get(key)
+    const served = this.#serve(key, stored, loader, options, slot.ticket, 'hit')
+    return served ?? this.#loadBlocking(key, loader, options, slot)
+  }
+
+  // What a usable entry gives its callers, starting a background refresh when XFetch or staleness calls for one.
+  #serve(
+    key: string,
+    stored: string | null,
+    loader: Loader,
+    options: ResolvedLoadOptions,
+    ticket: number,
+    source: 'hit' | 'peer',
+  ): Fetched<unknown> | undefined {
+    const entry = readEntry(stored, this.#codec)
+    if (entry === undefined) return undefined
+    const state = freshness(entry, this.#clock.now(), options, this.#random)
+    if (state === 'expired') return undefined
+    if (state !== 'fresh') this.#refresh(key, stored as string, loader, options)
+    return { value: entry.value, source: state === 'stale' ? 'stale' : source, generation: ticket }
+  }
+
+  async #loadBlocking(
+    key: string,
+    loader: Loader,
+    options: ResolvedLoadOptions,
+    slot: CoalesceSlot<Fetched<unknown>>,
+  ): Promise<Fetched<unknown>> {
+    const running = this.#currentLoad(key)
+    if (running !== undefined) {
+      const shared = await running.promise
+      if (shared !== undefined) return shared
+    }
+    if (!options.lock) return this.#load(key, loader, options, slot.ticket, undefined, false)
+
+    const target = this.#target(key)
+    const began = this.#clock.now()
+    let peek = false
+    let waited = false
+    for (;;) {
+      if (this.#closing !== undefined) throw new GuardClosedError()
+      // Listen before trying, so an announcement between the attempt and the wait is not lost.
+      const wait = this.#notifier.wait(key)
+      const attempt = await tryLease(
+        this.#redis,
+        target,
+        this.#agentId,
+        this.#timing,
+        this.#clock,
+        peek,
+        (error) => this.#report(error, key, 'extend'),
+      ).catch((error: unknown) => {
+        wait.cancel()
+        throw error
+      })
+      if (attempt.kind !== 'held') wait.cancel()
+      const source = waited ? 'peer' : 'hit'
+      if (attempt.kind === 'stored') {
+        const served = this.#serve(key, attempt.stored, loader, options, slot.ticket, source)
+        if (served !== undefined) return served
+        peek = false
+        continue
+      }
+      if (attempt.kind === 'acquired') {
+        const entry = readEntry(attempt.stored, this.#codec)
+        if (entry !== undefined && freshness(entry, this.#clock.now(), options, () => 1) === 'fresh') {
+          await attempt.lease.release()
+          return { value: entry.value, source, generation: slot.ticket }
+        }
+        return this.#load(key, loader, options, slot.ticket, attempt.lease, false)
+      }
+      if (!waited) {
+        waited = true
+        this.#stats.for(key).leaseWaits++
+      }
+      if (slot.pending === 0) {
+        // Every caller of this flight has given up: stop polling rather than wait for nobody.
+        wait.cancel()
+        throw new LoadTimeoutError(key, this.#clock.now() - began)
+      }
+      // Jittered, so waiting agents do not poll in lockstep; never past the lease's end, when a dead holder's
+      // lease frees the key. A lease without a time to live (not ours) is simply polled.
+      const poll = this.#pollMs * (1 + this.#random())
+      wait.arm(attempt.remainingMs > 0 ? Math.min(attempt.remainingMs, poll) : poll)
+      await wait.done
+      peek = true
+    }
+  }
+
+  // A stale or XFetch-drawn entry: one refresh per key in this process, and through the lease one in the cluster.
+  #refresh(key: string, seen: string, loader: Loader, options: ResolvedLoadOptions): void {
+    if (this.#closing !== undefined || this.#currentLoad(key) !== undefined) return
+    const ticket = this.#generations.ticket()
+    const promise = (async (): Promise<Fetched<unknown> | undefined> => {
+      if (!options.lock) return this.#load(key, loader, options, ticket, undefined, true)
+      const attempt = await tryLease(
+        this.#redis,
+        this.#target(key),
+        this.#agentId,
+        this.#timing,
+        this.#clock,
+        false,
+        (error) => this.#report(error, key, 'extend'),
+      )
+      if (attempt.kind !== 'acquired') return undefined
+      // Another agent refreshed, or someone wrote, between our read and the lease: nothing to do.
+      if (attempt.stored !== seen) {
+        await attempt.lease.release()
+        return undefined
+      }
+      return this.#load(key, loader, options, ticket, attempt.lease, true)
+    })()
+    const load: Load = { ticket, promise }
+    this.#track(key, load)
+    const background = promise.then(
+      () => {},
+      (error: unknown) => this.#report(error, key, 'refresh'),
+    )
+    this.#background.add(background)
+    void background.finally(() => this.#background.delete(background))
+  }
+
+  // Runs the loader (holding `lease`, when given) and stores its result while the generation is current.
+  #load(
+    key: string,
+    loader: Loader,
+    options: ResolvedLoadOptions,
+    ticket: number,
+    lease: HeldLease | undefined,
+    background: boolean,
+  ): Promise<Fetched<unknown>> {
+    const stats = this.#stats.for(key)
+    stats.upstreamLoads++
+    if (background) stats.backgroundRefreshes++
+    if (lease !== undefined) this.#held.set(key, lease)
+    const promise = (async () => {
+      const started = this.#clock.now()
+      let value: unknown
+      try {
+        value = await loader()
+      } catch (error) {
+        await this.#endLease(key, lease)
+        throw error
+      }
+      await this.#store(key, value, this.#clock.now() - started, options, ticket, lease)
+      return { value, source: 'load' as const, generation: ticket }
+    })()
+    if (!background) this.#track(key, { ticket, promise })
+    return promise
+  }
+
+  async #store(
+    key: string,
+    value: unknown,
+    deltaMs: number,
+    options: ResolvedLoadOptions,
+    ticket: number,
+    lease: HeldLease | undefined,
+  ): Promise<void> {
+    const owned = lease !== undefined && this.#held.get(key) === lease
+    if (
+      this.#closing !== undefined ||
+      !this.#generations.isCurrent(key, ticket) ||
+      (lease !== undefined && !owned)
+    ) {
+      await this.#endLease(key, lease)
+      return
+    }
+    try {
+      const entry = buildEntry(value, deltaMs, this.#clock.now(), options, this.#random, this.#codec)
+      if (entry === undefined) {
+        await this.#endLease(key, lease)
+        return
+      }
+      let stored = true
+      if (lease === undefined) await this.#redis.set(key, entry.text, 'PX', entry.ttlMs)
+      else {
+        this.#held.delete(key)
+        stored = await lease.fill(entry.text, entry.ttlMs)
+      }
+      // A write broke the lease, or it ran out and passed on: our value is not the key's, so L1 must not take it.
+      if (!stored) this.#generations.bump(key)
+    } catch (error) {
+      this.#report(error, key, 'fill')
+      await this.#endLease(key, lease)
+    }
+  }
+
+  async #endLease(key: string, lease: HeldLease | undefined): Promise<void> {
+    if (lease === undefined) return
+    if (this.#held.get(key) === lease) this.#held.delete(key)
+    await lease.release()
+  }
+
+  #timedOut(
+    slot: CoalesceSlot<Fetched<unknown>>,
+    waitedMs: number,
+    fallback: GetOrLoadOptions<unknown>['fallback'],
+  ) {
+    const stats = this.#stats.for(slot.key)
+    stats.timeouts++
+    const stale = fallback?.()
+    if (stale === undefined) throw new LoadTimeoutError(slot.key, waitedMs)
+    stats.staleServes++
+    return { value: stale.value, source: 'fallback' as const, generation: slot.ticket }
+  }
+
+  // Settled flights feed the window's counters; the first caller of a loading flight is the load itself.
+  #count(slot: CoalesceSlot<Fetched<unknown>>): void {
+    const source = slot.result?.value.source
+    if (source === undefined) return
+    const stats = this.#stats.for(slot.key)
+    if (source === 'load') stats.coalescedWaiters += slot.joined - 1
+    else if (source === 'peer') stats.coalescedWaiters += slot.joined
+    else if (source === 'stale') stats.staleServes += slot.joined
+  }
+
+  #currentLoad(key: string): Load | undefined {
+    const load = this.#loads.get(key)
+    return load !== undefined && this.#generations.isCurrent(key, load.ticket) ? load : undefined
+  }
+
+  #track(key: string, load: Load): void {
+    this.#loads.set(key, load)
+    const done = () => {
+      if (this.#loads.get(key) === load) this.#loads.delete(key)
+    }
+    load.promise.then(done, done)
+  }
+
+  #target(key: string): LeaseTarget {
+    return { key, leaseKey: this.#names.leaseKey(key), channel: this.#channel }
+  }
+
+  #report(error: unknown, key: string, phase: GuardErrorContext['phase']): void {
+    try {
+      this.#onError(error, { key, phase })
+    } catch {
+      // A failing error hook must not turn a background failure into an unhandled rejection.
+    }
+  }
+}
+
+/** A stampede guard over one Redis (or Cluster) and namespace; call ready() before relying on announcements. */
+export function createStampedeGuard(options: StampedeGuardOptions): StampedeGuard {
+  return new StampedeGuard(options)
+}

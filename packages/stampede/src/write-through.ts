@@ -1,0 +1,26 @@
+import type { HeatsinkNames } from '@heatsink/protocol'
+import type { Cluster, Redis } from 'ioredis'
+import { fillChannel } from './fill-channel.js'
+import { withScripts } from './scripts.js'
+
+/** What SET takes after the key, as ioredis takes it: value, then EX/PX/NX/XX/GET/KEEPTTL tokens. */
+export type SetArguments = [value: string | number | Buffer, ...options: Array<string | number | Buffer>]
+
+/**
+ * SET through an agent: writes `key` and breaks any lease on it in one script, so a load in flight cannot
+ * overwrite the write. Resolves to what SET returns ('OK', null when NX/XX was not met, the old value with
+ * GET). The caller still invalidates locally (guard.invalidate) and tells other agents, as for any write.
+ */
+export function setAndBreakLease(
+  redis: Redis | Cluster,
+  names: HeatsinkNames,
+  key: string,
+  ...args: SetArguments
+): Promise<string | null> {
+  return withScripts(redis).hsSetAndBreakLease(key, names.leaseKey(key), fillChannel(names), key, ...args)
+}
+
+/** DEL through an agent: deletes `key` and breaks any lease on it in one script; resolves to 0 or 1. */
+export function delAndBreakLease(redis: Redis | Cluster, names: HeatsinkNames, key: string): Promise<number> {
+  return withScripts(redis).hsDelAndBreakLease(key, names.leaseKey(key), fillChannel(names), key)
+}
