@@ -1,1 +1,16 @@
-export {}
+export { Agent } from './agent.js'
+export { createAgent } from './create-agent.js'
+export { AgentClosedError, AgentError, AgentNotReadyError, InvalidAgentOptionError } from './errors.js'
+export {
+  type AgentLogger,
+  type AgentOptions,
+  DEFAULT_L1_ENTRIES,
+  DEFAULT_MAX_TTL_MS,
+  DEFAULT_TTL_FRACTION,
+  L1_MAX_ENTRIES,
+  L1_MIN_ENTRIES,
+  type L1Options,
+} from './options.js'
+export { REPORT_STREAM_MAXLEN } from './reporter.js'
+export type { AgentStats, InvalidationSource } from './stats.js'
+export { TRACKING_CHANNEL } from './tracking.js'

@@ -98,8 +98,11 @@ export class WindowRecorder {
     return this.#windowStart
   }
 
-  /** Counts one request for `key`; `write` tells writes from reads. */
-  record(key: string, write = false): void {
+  /**
+   * Counts one request for `key`; `write` tells writes from reads. Returns whether the key is now tracked as a
+   * candidate: only then does a later recordMiss count, so a caller can skip watching an untracked key's reply.
+   */
+  record(key: string, write = false): boolean {
     this.#total++
     const hasher = this.#hasher
     hasher.hash(key)
@@ -111,7 +114,7 @@ export class WindowRecorder {
       if (write) candidate.writes++
       else candidate.reads++
       if (count === this.reportFloor) this.#onFloorCrossed?.(key, count)
-      return
+      return true
     }
     const estimate = this.sketch.addAtCells(this.sketch.cellsAt(h1, h2, this.#scratch))
     // The heap floor is a lower bound on the weakest candidate, so this test never refuses a key that
@@ -123,8 +126,9 @@ export class WindowRecorder {
       estimate >= this.reportFloor ||
       this.#heap.size < this.capacity
     ) {
-      this.#admit(key, h1, h2, estimate, write)
+      return this.#admit(key, h1, h2, estimate, write)
     }
+    return false
   }
 
   /**
@@ -229,18 +233,18 @@ export class WindowRecorder {
     }
   }
 
-  #admit(key: string, h1: number, h2: number, estimate: number, write: boolean): void {
+  #admit(key: string, h1: number, h2: number, estimate: number, write: boolean): boolean {
     let candidate: Candidate
     if (this.#heap.size < this.capacity) {
       candidate = new Candidate(key, this.sketch.depth)
     } else {
       const weakest = this.#heap.min() as Candidate
-      if (estimate <= weakest.count && estimate < this.reportFloor) return
+      if (estimate <= weakest.count && estimate < this.reportFloor) return false
       if (weakest.count >= this.reportFloor) {
         // Every tracked key must be reported this window, so grow rather than evict one of them.
         if (this.#heap.size >= this.maxCandidates) {
           this.#overflowed++
-          return
+          return false
         }
         candidate = new Candidate(key, this.sketch.depth)
       } else {
@@ -265,6 +269,7 @@ export class WindowRecorder {
     if (estimate === this.reportFloor || (estimate > this.reportFloor && estimate - 1 < this.reportFloor)) {
       this.#onFloorCrossed?.(key, estimate)
     }
+    return true
   }
 }
 

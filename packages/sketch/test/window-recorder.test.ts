@@ -29,6 +29,14 @@ describe('WindowRecorder', () => {
     ])
   })
 
+  it('tells the caller whether the key is tracked, so misses of untracked keys need not be watched', () => {
+    const recorder = new WindowRecorder({ topK: 1, capacity: 1 })
+    expect(recorder.record('first')).toBe(true)
+    expect(recorder.record('first')).toBe(true)
+    // The one candidate slot is taken by a stronger key: a new key with a lower estimate is not tracked.
+    expect(recorder.record('second')).toBe(false)
+  })
+
   it('peeks at the open window without closing it', () => {
     const recorder = new WindowRecorder()
     record(recorder, 'a', 3)

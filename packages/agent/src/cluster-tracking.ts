@@ -1,0 +1,159 @@
+import { redisClusterSlot } from '@heatsink/protocol'
+import type { Cluster, Redis } from 'ioredis'
+import { ChannelState } from './channel-state.js'
+import { type OwnedConnections, roleOptions } from './connections.js'
+import type { Fill } from './l1-cache.js'
+import type { AgentLogger } from './options.js'
+import { type MessageHandler, Subscriber } from './subscriber.js'
+import { type InvalidationChannels, TRACKING_CHANNEL, TrackedConnection } from './tracking.js'
+
+// Events after which the slot map may differ from the one the per-master connections were built for.
+const TOPOLOGY_EVENTS = ['ready', 'refresh', '+node', '-node'] as const
+
+interface Master {
+  readonly connections: Redis[]
+  readonly subscriber: Subscriber
+  readonly tracked: TrackedConnection
+}
+
+/** What ClusterTracking needs besides the cluster. */
+export interface ClusterTrackingOptions {
+  /** Channels besides tracking that one node's subscriber carries (registry, invalidation); PUBLISH reaches every node. */
+  channels: readonly string[]
+  onMessage: MessageHandler
+  connections: OwnedConnections
+  agentId: string
+  log: AgentLogger
+}
+
+/**
+ * Tracking on a Redis Cluster. Tracking is per server, so every master gets its own tracked connection and a
+ * subscriber on the same server to redirect to; a fill goes to the master that owns the key's slot, as the
+ * cluster's slot map says. The registry and invalidation channels ride on the first master's subscriber.
+ *
+ * A master's tracking covers only the slots it serves. When the slot map changes (ioredis 'refresh' with a
+ * different map, '+node', '-node') or a fill is answered MOVED, what L1 holds can no longer be vouched for:
+ * the state goes down (the agent empties L1) and the per-master connections are rebuilt for the new map.
+ */
+export class ClusterTracking implements InvalidationChannels {
+  readonly state = new ChannelState()
+  readonly #cluster: Cluster
+  readonly #options: ClusterTrackingOptions
+  #masters = new Map<string, Master>()
+  #fingerprint = ''
+  #build = 0
+  #closed = false
+
+  constructor(cluster: Cluster, options: ClusterTrackingOptions) {
+    this.#cluster = cluster
+    this.#options = options
+  }
+
+  start(): void {
+    for (const event of TOPOLOGY_EVENTS) this.#cluster.on(event, this.#check)
+    if (this.#cluster.status === 'ready') this.#check()
+    else if (this.#cluster.status === 'wait') this.#cluster.connect().catch(() => {})
+  }
+
+  fill(key: string): Promise<Fill> {
+    const owner = this.#cluster.slots[redisClusterSlot(key)]?.[0]
+    const master = owner === undefined ? undefined : this.#masters.get(owner)
+    if (master === undefined || !master.tracked.state.up) {
+      return Promise.reject(new Error(`no tracked connection for the slot of ${JSON.stringify(key)}`))
+    }
+    // ASK (a slot being migrated) only fails this fill: the key's old copy was deleted by MIGRATE, which
+    // tracking reported, and the read goes through the cluster instead. MOVED means the map changed.
+    return master.tracked.fill(key).catch((error: unknown) => {
+      if (error instanceof Error && error.message.startsWith('MOVED ')) this.#moved(key, error.message)
+      throw error
+    })
+  }
+
+  async close(): Promise<void> {
+    for (const event of TOPOLOGY_EVENTS) this.#cluster.off(event, this.#check)
+    this.#closed = true
+    this.#build++
+    this.state.set(false)
+    const masters = [...this.#masters.values()]
+    this.#masters = new Map()
+    await Promise.all(masters.map((master) => this.#closeMaster(master)))
+  }
+
+  // The slot moved under us: stop vouching now, and rebuild once ioredis has the new map.
+  #moved(key: string, reply: string): void {
+    this.#options.log.info({ key, reply }, 'slot moved, emptying L1')
+    this.#fingerprint = ''
+    this.state.set(false)
+    this.#cluster.refreshSlotsCache()
+  }
+
+  readonly #check = (): void => {
+    if (this.#closed || this.#cluster.slots.length === 0) return
+    const fingerprint = slotMapFingerprint(this.#cluster.slots)
+    if (fingerprint === this.#fingerprint) return
+    this.#rebuild(fingerprint)
+  }
+
+  #rebuild(fingerprint: string): void {
+    const build = ++this.#build
+    if (this.#fingerprint !== '') this.#options.log.info({}, 'cluster topology changed, emptying L1')
+    this.#fingerprint = fingerprint
+    this.state.set(false)
+    for (const master of this.#masters.values()) void this.#closeMaster(master)
+    this.#masters = new Map()
+
+    const owners = [...new Set(this.#cluster.slots.map((nodes) => nodes[0]))].filter(
+      (owner): owner is string => owner !== undefined,
+    )
+    owners.sort()
+    const nodes = new Map(
+      this.#cluster.nodes('master').map((node) => [`${node.options.host}:${node.options.port}`, node]),
+    )
+    for (const [index, owner] of owners.entries()) {
+      const node = nodes.get(owner)
+      if (node === undefined) {
+        this.#options.log.warn({ owner }, 'no connection for a master in the slot map')
+        continue
+      }
+      const master = this.#openMaster(node, index === 0)
+      master.tracked.state.watch(() => {
+        if (build === this.#build) this.#updateState()
+      })
+      this.#masters.set(owner, master)
+      master.subscriber.start()
+      master.tracked.start()
+    }
+  }
+
+  #openMaster(node: Redis, carriesChannels: boolean): Master {
+    const { connections, agentId, log, onMessage } = this.#options
+    const sub = connections.add(node.duplicate(roleOptions('sub', agentId)), 'sub')
+    const track = connections.add(node.duplicate(roleOptions('track', agentId)), 'track')
+    const channels = carriesChannels ? [TRACKING_CHANNEL, ...this.#options.channels] : [TRACKING_CHANNEL]
+    const subscriber = new Subscriber(sub, channels, onMessage, log)
+    return { connections: [sub, track], subscriber, tracked: new TrackedConnection(track, subscriber, log) }
+  }
+
+  async #closeMaster(master: Master): Promise<void> {
+    await master.subscriber.close()
+    await Promise.all(master.connections.map((connection) => this.#options.connections.close(connection)))
+  }
+
+  #updateState(): void {
+    let up = this.#masters.size > 0
+    for (const master of this.#masters.values()) up &&= master.tracked.state.up
+    this.state.set(up)
+  }
+}
+
+/** The slot map as `start-end=owner` runs: equal strings mean every slot has the same master. */
+function slotMapFingerprint(slots: readonly (readonly string[])[]): string {
+  const runs: string[] = []
+  let start = 0
+  for (let slot = 1; slot <= slots.length; slot++) {
+    if (slot < slots.length && slots[slot]?.[0] === slots[start]?.[0]) continue
+    runs.push(`${start}-${slot - 1}=${slots[start]?.[0] ?? '?'}`)
+    start = slot
+  }
+  return runs.join(';')
+}

@@ -1,0 +1,89 @@
+import type { Cluster, Redis, RedisOptions } from 'ioredis'
+import type { AgentLogger } from './options.js'
+
+/** What the agent uses each of its own connections for; part of the connection name Redis shows. */
+export type ConnectionRole = 'sub' | 'track' | 'report'
+
+// Reconnect quickly, then back off to 2 s: the agent's own connections never give up while it runs.
+const retryStrategy = (attempt: number): number => Math.min(attempt * 100, 2000)
+
+const ROLE_OPTIONS: Record<ConnectionRole, Partial<RedisOptions>> = {
+  // CLIENT ID must be read before every SUBSCRIBE, so the agent resubscribes itself.
+  sub: { lazyConnect: true, autoResubscribe: false, enableOfflineQueue: true },
+  // A fill that cannot go now falls back to the data connection; nothing queues behind a dead socket.
+  track: { lazyConnect: true, enableOfflineQueue: false, autoResendUnfulfilledCommands: false },
+  // A report that cannot go at once is dropped and counted, never queued.
+  report: { lazyConnect: false, enableOfflineQueue: false, maxRetriesPerRequest: 0 },
+}
+
+/** ioredis options for one of the agent's own connections. */
+export function roleOptions(
+  role: ConnectionRole,
+  agentId: string,
+  extra: Partial<RedisOptions> = {},
+): Partial<RedisOptions> {
+  return {
+    ...ROLE_OPTIONS[role],
+    enableAutoPipelining: false,
+    retryStrategy,
+    connectionName: `heatsink:${role}:${agentId.replace(/[^A-Za-z0-9_.:-]/g, '_')}`,
+    ...extra,
+  }
+}
+
+/** The connections an agent created, so that close() ends exactly those. */
+export class OwnedConnections {
+  readonly #connections = new Set<Redis | Cluster>()
+  readonly #log: AgentLogger
+  /** The last error any of them reported, for ready()'s rejection. */
+  lastError: Error | undefined
+
+  constructor(log: AgentLogger) {
+    this.#log = log
+  }
+
+  /** Registers a connection the agent created and logs its errors (an unlistened 'error' would be printed). */
+  add<T extends Redis | Cluster>(connection: T, role: string): T {
+    this.#connections.add(connection)
+    connection.on('error', (error: Error) => {
+      this.lastError = error
+      this.#log.debug({ role, error: error.message }, 'connection error')
+    })
+    return connection
+  }
+
+  /** Quits one connection and forgets it. */
+  async close(connection: Redis | Cluster): Promise<void> {
+    this.#connections.delete(connection)
+    await quit(connection)
+  }
+
+  async closeAll(): Promise<void> {
+    const all = [...this.#connections]
+    this.#connections.clear()
+    await Promise.all(all.map((connection) => quit(connection)))
+  }
+}
+
+/** QUIT, bounded; a connection that does not answer in time is simply disconnected. */
+export async function quit(connection: Redis | Cluster, timeoutMs = 500): Promise<void> {
+  if (connection.status === 'end') return
+  if (connection.status !== 'ready') {
+    connection.disconnect()
+    return
+  }
+  let timer: NodeJS.Timeout | undefined
+  try {
+    await Promise.race([
+      connection.quit(),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, timeoutMs)
+      }),
+    ])
+  } catch {
+    // Closing anyway.
+  } finally {
+    clearTimeout(timer)
+    connection.disconnect()
+  }
+}

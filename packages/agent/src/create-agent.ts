@@ -1,0 +1,69 @@
+import { Cluster, Redis } from 'ioredis'
+import { Agent } from './agent.js'
+import { ClusterTracking } from './cluster-tracking.js'
+import { OwnedConnections, roleOptions } from './connections.js'
+import { InvalidAgentOptionError } from './errors.js'
+import { type AgentOptions, type ResolvedOptions, resolveOptions } from './options.js'
+import { type MessageHandler, Subscriber } from './subscriber.js'
+import {
+  type InvalidationChannels,
+  StandaloneTracking,
+  TRACKING_CHANNEL,
+  TrackedConnection,
+} from './tracking.js'
+
+/** Creates an agent on a Redis URL (the agent owns that client) or on an ioredis Redis or Cluster (left open). */
+export function createAgent(options: AgentOptions<Redis> & { redis: string | Redis }): Agent<Redis>
+export function createAgent<C extends Redis | Cluster>(options: AgentOptions<C>): Agent<C>
+export function createAgent(options: AgentOptions): Agent {
+  const resolved = resolveOptions(options)
+  const connections = new OwnedConnections(resolved.log)
+  const data =
+    typeof options.redis === 'string' ? connections.add(new Redis(options.redis), 'data') : options.redis
+  if (!(data instanceof Redis || data instanceof Cluster)) {
+    throw new InvalidAgentOptionError('redis', 'must be a Redis URL, or an ioredis Redis or Cluster')
+  }
+  // The agent's own connections duplicate the client's options; a key prefix would move its stream and
+  // snapshot keys and make tracking messages name keys the caller never used.
+  if (data.options.keyPrefix) {
+    throw new InvalidAgentOptionError(
+      'redis',
+      'clients with a keyPrefix are not supported; prefix keys yourself',
+    )
+  }
+  const reportConnection = connections.add(openReportConnection(data, resolved), 'report')
+  return new Agent({
+    data,
+    options: resolved,
+    connections,
+    reportConnection,
+    openChannels: (onMessage) => openChannels(data, resolved, connections, onMessage),
+  })
+}
+
+function openReportConnection(data: Redis | Cluster, options: ResolvedOptions): Redis | Cluster {
+  const own = roleOptions('report', options.agentId, { commandTimeout: options.reportTimeoutMs })
+  if (data instanceof Redis) return data.duplicate(own)
+  return data.duplicate([], {
+    enableOfflineQueue: false,
+    lazyConnect: false,
+    redisOptions: { ...data.options.redisOptions, ...own },
+  })
+}
+
+function openChannels(
+  data: Redis | Cluster,
+  options: ResolvedOptions,
+  connections: OwnedConnections,
+  onMessage: MessageHandler,
+): InvalidationChannels {
+  const { names, agentId, log } = options
+  const channels = [names.registryChannel, names.invalidationChannel]
+  if (data instanceof Cluster) {
+    return new ClusterTracking(data, { channels, onMessage, connections, agentId, log })
+  }
+  const sub = connections.add(data.duplicate(roleOptions('sub', agentId)), 'sub')
+  const track = connections.add(data.duplicate(roleOptions('track', agentId)), 'track')
+  const subscriber = new Subscriber(sub, [TRACKING_CHANNEL, ...channels], onMessage, log)
+  return new StandaloneTracking(subscriber, new TrackedConnection(track, subscriber, log))
+}

@@ -1,0 +1,39 @@
+/** Base of every error this package throws; `code` is stable across versions. */
+export class AgentError extends Error {
+  readonly code: string
+  constructor(code: string, message: string, options?: ErrorOptions) {
+    super(message, options)
+    this.name = new.target.name
+    this.code = code
+  }
+}
+
+/** An agent option outside its allowed range; `option` is its dotted name (`l1.maxEntries`). */
+export class InvalidAgentOptionError extends AgentError {
+  readonly option: string
+  constructor(option: string, message: string) {
+    super('E_INVALID_AGENT_OPTION', `${option}: ${message}`)
+    this.option = option
+  }
+}
+
+/** ready() gave up: the registry was not loaded or the subscriptions were not live within `timeoutMs`. */
+export class AgentNotReadyError extends AgentError {
+  readonly timeoutMs: number
+  constructor(timeoutMs: number, waitingFor: string, cause?: unknown) {
+    super(
+      'E_AGENT_NOT_READY',
+      `agent not ready after ${timeoutMs} ms: ${waitingFor}; is Redis reachable?` +
+        (cause instanceof Error ? ` (last error: ${cause.message})` : ''),
+      cause === undefined ? undefined : { cause },
+    )
+    this.timeoutMs = timeoutMs
+  }
+}
+
+/** ready() was called on, or interrupted by, an agent that has been closed. */
+export class AgentClosedError extends AgentError {
+  constructor() {
+    super('E_AGENT_CLOSED', 'the agent has been closed')
+  }
+}

@@ -1,0 +1,153 @@
+import { type Clock, systemClock } from '@heatsink/sketch'
+import { LRUCache } from 'lru-cache'
+import type { L1Options } from './options.js'
+import type { AgentCounters, InvalidationSource } from './stats.js'
+
+/** A fill's answer: the key's value (null when absent) and its PTTL in ms (-1 no TTL, -2 absent). */
+export type Fill = readonly [value: string | null, pttlMs: number]
+
+// Stands for a cached null (the key was absent), which lru-cache cannot hold as a value.
+const NIL: object = Object.freeze({})
+// lru-cache reads its options from this argument and defaults it to a fresh object; one shared object spares
+// an allocation per hit.
+const GET_OPTIONS = {}
+
+/**
+ * The in-process cache of hot keys (seed 001, "Local In-Process Cache"): a fixed-size LRU whose entries live a
+ * fraction of their key's Redis TTL, capped. Only keys admitted by the registry (mitigation local_cache) are
+ * filled, and only while every invalidation channel is live.
+ *
+ * Fills race with invalidations: a fill read before a write can answer after the write's invalidation arrived.
+ * Every admitted key therefore has a generation, bumped by each invalidation, and every channel loss bumps an
+ * epoch; a fill stores its value only if both are unchanged when its answer arrives. Concurrent misses of one
+ * key share a fill, and a request arriving after an invalidation starts a new one.
+ */
+export class L1Cache {
+  readonly #lru: LRUCache<string, string | object>
+  readonly #generations = new Map<string, number>()
+  readonly #flights = new Map<string, Promise<string | null>>()
+  readonly #counters: AgentCounters
+  readonly #ttlFraction: number
+  readonly #maxTtlMs: number
+  #nextGeneration = 0
+  #epoch = 0
+  #usable = false
+
+  constructor(options: Required<L1Options>, clock: Clock, counters: AgentCounters) {
+    this.#counters = counters
+    this.#ttlFraction = options.ttlFraction
+    this.#maxTtlMs = options.maxTtlMs
+    const injected = clock !== systemClock
+    this.#lru = new LRUCache<string, string | object>({
+      max: options.maxEntries,
+      // The system clock uses lru-cache's own monotonic timer, read at most once per ms; an injected clock is
+      // read on every check so tests move lifetimes exactly.
+      ...(injected ? { perf: { now: () => clock.now() }, ttlResolution: 0 } : {}),
+      dispose: (_value, _key, reason) => {
+        if (reason === 'evict') counters.l1Evictions++
+      },
+    })
+  }
+
+  /** The cached value (null for a cached absence), or undefined on a miss. */
+  get(name: string): string | null | undefined {
+    const value = this.#lru.get(name, GET_OPTIONS)
+    return value === NIL ? null : (value as string | undefined)
+  }
+
+  /** Live entries: expired ones are dropped first (at most maxEntries to look at). */
+  get size(): number {
+    this.#lru.purgeStale()
+    return this.#lru.size
+  }
+
+  /** True while fills may start and store: every invalidation channel is live. */
+  get usable(): boolean {
+    return this.#usable
+  }
+
+  /** Allows `name` into L1 (it became local_cache); admitting an admitted key changes nothing. */
+  admit(name: string): void {
+    if (!this.#generations.has(name)) this.#generations.set(name, ++this.#nextGeneration)
+  }
+
+  /** Removes `name` from L1 for good (it left local_cache); a fill in flight will not store. */
+  retire(name: string): void {
+    if (!this.#generations.delete(name)) return
+    const hadFlight = this.#flights.delete(name)
+    if (this.#lru.delete(name) || hadFlight) this.#counters.l1Invalidations.registry++
+  }
+
+  /** Drops `name`'s entry and any fill in flight, because its value changed. A no-op for keys not admitted. */
+  invalidate(name: string, source: InvalidationSource): void {
+    if (!this.#generations.has(name)) return
+    this.#generations.set(name, ++this.#nextGeneration)
+    const hadFlight = this.#flights.delete(name)
+    if (this.#lru.delete(name) || hadFlight) this.#counters.l1Invalidations[source]++
+  }
+
+  /** Drops every entry and fill in flight (a flush, or a lost channel). */
+  invalidateAll(source: InvalidationSource): void {
+    for (const name of this.#generations.keys()) this.#generations.set(name, ++this.#nextGeneration)
+    this.#counters.l1Invalidations[source] += this.#lru.size + this.#flights.size
+    this.#flights.clear()
+    this.#lru.clear()
+  }
+
+  /**
+   * Records whether every invalidation channel is live. Losing one empties L1 and voids fills in flight: what
+   * was cached can no longer be vouched for, and nothing is cached until the channels are back.
+   */
+  setUsable(usable: boolean): void {
+    if (usable === this.#usable) return
+    this.#usable = usable
+    if (!usable) {
+      this.#epoch++
+      this.invalidateAll('channelLoss')
+    }
+  }
+
+  /**
+   * Fills `name` through `fill`, or joins the fill in flight. Returns undefined when L1 cannot be filled now
+   * (channels down, or the key not admitted): the caller reads through instead.
+   */
+  load(name: string, fill: (name: string) => Promise<Fill>): Promise<string | null> | undefined {
+    const flight = this.#flights.get(name)
+    if (flight !== undefined) return flight
+    const generation = this.#generations.get(name)
+    if (!this.#usable || generation === undefined) return undefined
+    const epoch = this.#epoch
+    const started: Promise<string | null> = fill(name).then(
+      ([value, pttl]) => {
+        if (this.#flights.get(name) === started) this.#flights.delete(name)
+        if (this.#usable && this.#epoch === epoch && this.#generations.get(name) === generation) {
+          this.#store(name, value, pttl)
+        }
+        return value
+      },
+      (error: unknown) => {
+        if (this.#flights.get(name) === started) this.#flights.delete(name)
+        throw error
+      },
+    )
+    this.#flights.set(name, started)
+    return started
+  }
+
+  /** Empties L1 and forgets every admitted key (on close). */
+  clear(): void {
+    this.#usable = false
+    this.#epoch++
+    this.#generations.clear()
+    this.#flights.clear()
+    this.#lru.clear()
+  }
+
+  // An entry lives ttlFraction of the key's remaining TTL, capped; a key without TTL (or absent) gets the cap.
+  #store(name: string, value: string | null, pttl: number): void {
+    const lifetime =
+      pttl >= 0 ? Math.min(Math.floor(pttl * this.#ttlFraction), this.#maxTtlMs) : this.#maxTtlMs
+    if (lifetime < 1) return
+    this.#lru.set(name, value === null ? NIL : value, { ttl: lifetime })
+  }
+}

@@ -1,0 +1,148 @@
+import { hostname } from 'node:os'
+import { AgentId, createNames, DEFAULT_NAMESPACE, type HeatsinkNames } from '@heatsink/protocol'
+import {
+  type Clock,
+  DEFAULT_REPORT_FLOOR,
+  DEFAULT_WINDOW_MS,
+  systemClock,
+  type WindowRecorderOptions,
+} from '@heatsink/sketch'
+import type { Cluster, Redis } from 'ioredis'
+import { InvalidAgentOptionError } from './errors.js'
+
+/** A structured logger (pino's shape): object first, short lowercase message. */
+export interface AgentLogger {
+  debug(object: object, message: string): void
+  info(object: object, message: string): void
+  warn(object: object, message: string): void
+  error(object: object, message: string): void
+}
+
+/** How the L1 cache is sized and how long its entries live. */
+export interface L1Options {
+  /** Entries the LRU holds: 512 to 2048; default 1024. */
+  maxEntries?: number
+  /** An entry lives this fraction of the key's Redis TTL, read when it is filled: (0, 1]; default 0.2. */
+  ttlFraction?: number
+  /** Cap on an entry's lifetime, and the lifetime of keys without a TTL, in ms; default 5000. */
+  maxTtlMs?: number
+}
+
+/** Options of createAgent. */
+export interface AgentOptions<C extends Redis | Cluster = Redis | Cluster> {
+  /** A Redis URL (the agent owns that client), or an ioredis Redis or Cluster (left open by close()). */
+  redis: string | C
+  /** Heatsink namespace shared with the aggregator; default 'heatsink'. */
+  namespace?: string
+  /** Unique per process; default `<hostname>-<pid>-<random>`. */
+  agentId?: string
+  /** Report window, aligned to the epoch; default 1000. */
+  windowMs?: number
+  l1?: L1Options
+  /** Time and timers for windows, L1 lifetimes and the periodic registry check; default the system clock. */
+  clock?: Clock
+  log?: AgentLogger
+  /**
+   * A key whose count in one window reaches this is sent at once in a partial report (the fast path), and is
+   * always included in reports; default 100 (the sketch's report floor).
+   */
+  fastReportFloor?: number
+  /** Most partial reports per window; default 3. */
+  maxPartialReportsPerWindow?: number
+  /** How long a report may take before it counts as dropped; default 1000 ms. */
+  reportTimeoutMs?: number
+  /** How often the registry's stored version is compared with the agent's; default 2000 ms. */
+  registryCheckMs?: number
+  /** How long ready() waits before rejecting; default 10,000 ms. */
+  readyTimeoutMs?: number
+  /** How long close() waits for the last report; default 1000 ms. */
+  closeTimeoutMs?: number
+  /** Sizing of the per-window sketch (width, depth, topK, capacity...). */
+  sketch?: Omit<WindowRecorderOptions, 'onFloorCrossed' | 'windowStart' | 'reportFloor'>
+}
+
+/** Options after defaults and validation. */
+export interface ResolvedOptions {
+  readonly names: HeatsinkNames
+  readonly agentId: string
+  readonly windowMs: number
+  readonly l1: Required<L1Options>
+  readonly clock: Clock
+  readonly log: AgentLogger
+  readonly fastReportFloor: number
+  readonly maxPartialReportsPerWindow: number
+  readonly reportTimeoutMs: number
+  readonly registryCheckMs: number
+  readonly readyTimeoutMs: number
+  readonly closeTimeoutMs: number
+  readonly sketch: Omit<WindowRecorderOptions, 'onFloorCrossed' | 'windowStart' | 'reportFloor'>
+}
+
+export const L1_MIN_ENTRIES = 512
+export const L1_MAX_ENTRIES = 2048
+export const DEFAULT_L1_ENTRIES = 1024
+export const DEFAULT_TTL_FRACTION = 0.2
+export const DEFAULT_MAX_TTL_MS = 5000
+
+const noop = () => {}
+/** A logger that drops everything. */
+export const silentLogger: AgentLogger = { debug: noop, info: noop, warn: noop, error: noop }
+
+/** Applies defaults and checks every option, throwing InvalidAgentOptionError naming the first bad one. */
+export function resolveOptions(options: AgentOptions): ResolvedOptions {
+  let names: HeatsinkNames
+  try {
+    names = createNames(options.namespace ?? DEFAULT_NAMESPACE)
+  } catch (error) {
+    throw new InvalidAgentOptionError('namespace', (error as Error).message)
+  }
+  const agentId = options.agentId ?? defaultAgentId()
+  if (!AgentId.safeParse(agentId).success) {
+    throw new InvalidAgentOptionError(
+      'agentId',
+      `must be 1 to 128 characters, got ${JSON.stringify(agentId)}`,
+    )
+  }
+  const l1 = options.l1 ?? {}
+  const maxEntries = l1.maxEntries ?? DEFAULT_L1_ENTRIES
+  if (!Number.isInteger(maxEntries) || maxEntries < L1_MIN_ENTRIES || maxEntries > L1_MAX_ENTRIES) {
+    throw new InvalidAgentOptionError(
+      'l1.maxEntries',
+      `must be an integer from ${L1_MIN_ENTRIES} to ${L1_MAX_ENTRIES}, got ${maxEntries}`,
+    )
+  }
+  const ttlFraction = l1.ttlFraction ?? DEFAULT_TTL_FRACTION
+  if (!(ttlFraction > 0 && ttlFraction <= 1)) {
+    throw new InvalidAgentOptionError('l1.ttlFraction', `must be above 0 and at most 1, got ${ttlFraction}`)
+  }
+  return {
+    names,
+    agentId,
+    windowMs: integer('windowMs', options.windowMs ?? DEFAULT_WINDOW_MS, 10),
+    l1: { maxEntries, ttlFraction, maxTtlMs: integer('l1.maxTtlMs', l1.maxTtlMs ?? DEFAULT_MAX_TTL_MS, 1) },
+    clock: options.clock ?? systemClock,
+    log: options.log ?? silentLogger,
+    fastReportFloor: integer('fastReportFloor', options.fastReportFloor ?? DEFAULT_REPORT_FLOOR, 1),
+    maxPartialReportsPerWindow: integer(
+      'maxPartialReportsPerWindow',
+      options.maxPartialReportsPerWindow ?? 3,
+      0,
+    ),
+    reportTimeoutMs: integer('reportTimeoutMs', options.reportTimeoutMs ?? 1000, 1),
+    registryCheckMs: integer('registryCheckMs', options.registryCheckMs ?? 2000, 10),
+    readyTimeoutMs: integer('readyTimeoutMs', options.readyTimeoutMs ?? 10_000, 1),
+    closeTimeoutMs: integer('closeTimeoutMs', options.closeTimeoutMs ?? 1000, 0),
+    sketch: options.sketch ?? {},
+  }
+}
+
+function integer(option: string, value: number, min: number): number {
+  if (!Number.isInteger(value) || value < min) {
+    throw new InvalidAgentOptionError(option, `must be an integer of at least ${min}, got ${value}`)
+  }
+  return value
+}
+
+function defaultAgentId(): string {
+  return `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`
+}

@@ -1,0 +1,176 @@
+import {
+  type CandidateEntry,
+  encodeReport,
+  type HotKeyStats,
+  MAX_HOT_KEY_STATS,
+  MAX_KEY_BYTES,
+  STREAM_FIELD,
+  WIRE_VERSION,
+} from '@heatsink/protocol'
+import type { HeavyHitter, WindowRecorder, WindowSummary } from '@heatsink/sketch'
+import type { Cluster, Redis } from 'ioredis'
+import type { AgentLogger } from './options.js'
+import type { RegistryView } from './registry-view.js'
+import type { AgentCounters } from './stats.js'
+
+/** Approximate cap on every report stream (XADD MAXLEN ~). */
+export const REPORT_STREAM_MAXLEN = 10_000
+
+/** What a Reporter needs. */
+export interface ReporterOptions {
+  /** A connection of the reporter's own, without offline queue: a report that cannot go now fails at once. */
+  connection: Redis | Cluster
+  stream: string
+  agentId: string
+  recorder: WindowRecorder
+  windowMs: number
+  view: RegistryView
+  counters: AgentCounters
+  maxPartialsPerWindow: number
+  log: AgentLogger
+}
+
+/**
+ * Sends window reports to the agent's report stream: one per window end, and partial ones at once when a key
+ * crosses the fast-report floor. Reporting never waits and never queues: with one report still in flight, or
+ * the connection down, a report is dropped and counted, and the next delivered report carries the count.
+ */
+export class Reporter {
+  readonly #options: ReporterOptions
+  #seq = 0
+  #pendingDropped = 0
+  #inFlight: Promise<void> | undefined
+  #partialsThisWindow = 0
+  #partialScheduled = false
+  #stopped = false
+
+  constructor(options: ReporterOptions) {
+    this.#options = options
+  }
+
+  /** TumblingWindows' onWindow: reports the closed window with this window's per-hot-key statistics. */
+  readonly onWindow = (summary: WindowSummary): void => {
+    this.#partialsThisWindow = 0
+    this.#send(summary.windowStart, Math.max(1, summary.windowMs), summary.total, summary.hitters, false)
+  }
+
+  /**
+   * The recorder's onFloorCrossed: a key reached the fast-report floor. Runs inside a request, so it only
+   * schedules; registered keys are skipped, being mitigated already, and a window sends at most a few partials.
+   */
+  readonly onFloorCrossed = (key: string): void => {
+    if (this.#stopped || this.#partialScheduled || this.#options.view.get(key) !== undefined) return
+    if (this.#partialsThisWindow >= this.#options.maxPartialsPerWindow) return
+    this.#partialScheduled = true
+    setImmediate(this.#sendPartial)
+  }
+
+  /** Stops partial reports (on close). */
+  stop(): void {
+    this.#stopped = true
+  }
+
+  /** Resolves once no report is in flight, or after `timeoutMs`. */
+  async idle(timeoutMs: number): Promise<void> {
+    const inFlight = this.#inFlight
+    if (inFlight === undefined) return
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([
+      inFlight,
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, timeoutMs)
+      }),
+    ])
+    clearTimeout(timer)
+  }
+
+  readonly #sendPartial = (): void => {
+    this.#partialScheduled = false
+    if (this.#stopped || this.#partialsThisWindow >= this.#options.maxPartialsPerWindow) return
+    this.#partialsThisWindow++
+    const { recorder, windowMs, counters } = this.#options
+    if (this.#send(recorder.windowStart, windowMs, recorder.total, recorder.peek(), true))
+      counters.partialReports++
+  }
+
+  #send(
+    windowStart: number,
+    windowMs: number,
+    total: number,
+    hitters: HeavyHitter[],
+    partial: boolean,
+  ): boolean {
+    const { connection, counters } = this.#options
+    // Statistics are read (and for a final report reset) even when the report is dropped, so that a window's
+    // counts never leak into the next one.
+    const hotKeyStats = this.#hotKeyStats(!partial)
+    if (this.#inFlight !== undefined || connection.status !== 'ready') {
+      this.#pendingDropped++
+      counters.reportsDropped++
+      return false
+    }
+    const dropped = this.#pendingDropped
+    const text = encodeReport({
+      v: WIRE_VERSION,
+      kind: 'report',
+      agentId: this.#options.agentId,
+      seq: ++this.#seq,
+      windowStart,
+      windowMs,
+      total,
+      dropped,
+      partial,
+      candidates: candidates(hitters),
+      hotKeyStats,
+    })
+    this.#inFlight = connection
+      .xadd(this.#options.stream, 'MAXLEN', '~', REPORT_STREAM_MAXLEN, '*', STREAM_FIELD, text)
+      .then(
+        () => {
+          this.#pendingDropped -= dropped
+          counters.reportsSent++
+        },
+        (error: unknown) => {
+          this.#pendingDropped++
+          counters.reportsDropped++
+          this.#options.log.debug({ error: (error as Error).message }, 'report dropped')
+        },
+      )
+      .finally(() => {
+        this.#inFlight = undefined
+      })
+    return true
+  }
+
+  #hotKeyStats(reset: boolean): HotKeyStats[] {
+    const stats: HotKeyStats[] = []
+    for (const hot of this.#options.view.values()) {
+      if (stats.length < MAX_HOT_KEY_STATS) {
+        stats.push({
+          key: hot.key,
+          l1Hits: hot.l1Hits,
+          l1Misses: hot.l1Misses,
+          coalescedWaiters: 0,
+          upstreamLoads: 0,
+          staleServes: 0,
+          leaseWaits: 0,
+          timeouts: 0,
+          misses: hot.misses,
+        })
+      }
+      if (reset) hot.resetWindow()
+    }
+    return stats
+  }
+}
+
+// A key the wire refuses (empty, or over MAX_KEY_BYTES) would make the aggregator refuse the whole report.
+function candidates(hitters: readonly HeavyHitter[]): CandidateEntry[] {
+  const entries: CandidateEntry[] = []
+  for (const { key, count, reads, writes, misses } of hitters) {
+    if (key.length === 0 || (key.length * 3 > MAX_KEY_BYTES && Buffer.byteLength(key) > MAX_KEY_BYTES))
+      continue
+    entries.push({ key, count, reads, writes, misses })
+  }
+  return entries
+}

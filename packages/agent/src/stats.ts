@@ -1,0 +1,94 @@
+import type { Mitigation } from '@heatsink/protocol'
+
+/** Where an L1 invalidation came from. */
+export type InvalidationSource = 'local' | 'pubsub' | 'tracking' | 'channelLoss' | 'registry'
+
+/** What an operator wants to know about one agent; every counter counts since the agent was created. */
+export interface AgentStats {
+  /** Wrapped commands called (get, set, del, mget each count one). */
+  requests: number
+  /** Keys read and keys written by those commands (an MGET of three keys reads three). */
+  reads: number
+  writes: number
+  /** Reads of local_cache keys served from L1, and those that were not. */
+  l1Hits: number
+  l1Misses: number
+  /** Entries in L1 now. */
+  l1Entries: number
+  /** Entries the LRU pushed out to make room. */
+  l1Evictions: number
+  /**
+   * Entries (or fills in flight) dropped because their key changed: written through this agent (local),
+   * announced by another agent (pubsub), reported by Redis tracking (tracking); or everything dropped when an
+   * invalidation channel was lost (channelLoss), or a key left local_cache in the registry (registry).
+   */
+  l1Invalidations: Record<InvalidationSource, number>
+  /** Reports delivered to the stream, and reports dropped because one was in flight or Redis was away. */
+  reportsSent: number
+  reportsDropped: number
+  /** Partial (fast path) reports sent. */
+  partialReports: number
+  /** Registry version this agent holds, snapshots loaded after the first, and messages set aside as invalid. */
+  registryVersion: number
+  registryReloads: number
+  badMessages: number
+  /** True while every invalidation channel is live, which is when L1 may be filled and used. */
+  invalidationChannelUp: boolean
+  /** Registered keys by mitigation, as this agent sees the registry. */
+  hotKeys: Record<Mitigation, number>
+}
+
+/** The mutable counters behind AgentStats, shared by the agent's parts; plain fields so that counting is one add. */
+export class AgentCounters {
+  requests = 0
+  reads = 0
+  writes = 0
+  l1Hits = 0
+  l1Misses = 0
+  l1Evictions = 0
+  readonly l1Invalidations: Record<InvalidationSource, number> = {
+    local: 0,
+    pubsub: 0,
+    tracking: 0,
+    channelLoss: 0,
+    registry: 0,
+  }
+  reportsSent = 0
+  reportsDropped = 0
+  partialReports = 0
+  registryReloads = 0
+  badMessages = 0
+}
+
+/** What stats() reads besides the counters. */
+export interface StatsSources {
+  l1Entries: number
+  registryVersion: number
+  invalidationChannelUp: boolean
+  hotKeys: Iterable<{ mitigation: Mitigation }>
+}
+
+/** A copy of the counters with the current gauges, for stats(). */
+export function statsSnapshot(counters: AgentCounters, sources: StatsSources): AgentStats {
+  const c = counters
+  const hotKeys: Record<Mitigation, number> = { local_cache: 0, split: 0, coalesce: 0 }
+  for (const hot of sources.hotKeys) hotKeys[hot.mitigation]++
+  return {
+    requests: c.requests,
+    reads: c.reads,
+    writes: c.writes,
+    l1Hits: c.l1Hits,
+    l1Misses: c.l1Misses,
+    l1Entries: sources.l1Entries,
+    l1Evictions: c.l1Evictions,
+    l1Invalidations: { ...c.l1Invalidations },
+    reportsSent: c.reportsSent,
+    reportsDropped: c.reportsDropped,
+    partialReports: c.partialReports,
+    registryVersion: sources.registryVersion,
+    registryReloads: c.registryReloads,
+    badMessages: c.badMessages,
+    invalidationChannelUp: sources.invalidationChannelUp,
+    hotKeys,
+  }
+}

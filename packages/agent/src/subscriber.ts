@@ -1,0 +1,75 @@
+import type { Redis } from 'ioredis'
+import { ChannelState } from './channel-state.js'
+import type { AgentLogger } from './options.js'
+
+/** Receives every pub/sub message; `payload` is a Buffer, or for tracking invalidations a key list or null. */
+export type MessageHandler = (channel: string, payload: Buffer | Buffer[] | null) => void
+
+/**
+ * One pub/sub connection. On every (re)connect it reads its CLIENT ID first, because a subscribed RESP2
+ * connection cannot run CLIENT ID, and tracking connections need it to REDIRECT their invalidations here;
+ * then it subscribes. `state` is up from the subscription's confirmation until the connection closes; a new
+ * connection has a new id, so whoever redirected to the old one must redirect again.
+ */
+export class Subscriber {
+  readonly state = new ChannelState()
+  readonly #connection: Redis
+  readonly #channels: readonly string[]
+  readonly #log: AgentLogger
+  #id: number | undefined
+  // Increases on every connect and close, so that setup for a connection that is already gone stops.
+  #attempt = 0
+  #closed = false
+
+  constructor(connection: Redis, channels: readonly string[], onMessage: MessageHandler, log: AgentLogger) {
+    this.#connection = connection
+    this.#channels = channels
+    this.#log = log
+    connection.on('messageBuffer', (channel: Buffer, payload: Buffer | Buffer[] | null) =>
+      onMessage(channel.toString(), payload),
+    )
+    connection.on('ready', () => void this.#subscribe())
+    connection.on('close', () => this.#lost())
+  }
+
+  /** The server's id for this connection while subscribed; undefined otherwise. */
+  get id(): number | undefined {
+    return this.state.up ? this.#id : undefined
+  }
+
+  start(): void {
+    if (this.#connection.status === 'wait') this.#connection.connect().catch(() => {})
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true
+    this.#attempt++
+    this.state.set(false)
+    if (this.#connection.status === 'ready') await this.#connection.unsubscribe().catch(() => {})
+  }
+
+  async #subscribe(): Promise<void> {
+    const attempt = ++this.#attempt
+    try {
+      const id = await this.#connection.client('ID')
+      if (attempt !== this.#attempt) return
+      await this.#connection.subscribe(...this.#channels)
+      if (attempt !== this.#attempt) return
+      this.#id = id
+      this.state.set(true)
+      this.#log.debug({ id, channels: this.#channels }, 'subscribed')
+    } catch (error) {
+      if (attempt !== this.#attempt || this.#closed) return
+      // Half set up is no use: reconnect and start over.
+      this.#log.warn({ error: (error as Error).message }, 'subscribe failed, reconnecting')
+      this.#connection.disconnect(true)
+    }
+  }
+
+  #lost(): void {
+    this.#attempt++
+    this.#id = undefined
+    if (this.state.up) this.#log.info({ channels: this.#channels }, 'subscriber connection lost')
+    this.state.set(false)
+  }
+}

@@ -1,0 +1,118 @@
+import type { Redis } from 'ioredis'
+import { ChannelState } from './channel-state.js'
+import type { Fill } from './l1-cache.js'
+import type { AgentLogger } from './options.js'
+import type { Subscriber } from './subscriber.js'
+
+/** The channel Redis publishes tracking invalidations on when they are redirected to a RESP2 connection. */
+export const TRACKING_CHANNEL = '__redis__:invalidate'
+
+/**
+ * Where L1 fills are read and how the agent learns that a filled key changed, whoever changed it. Standalone
+ * and Cluster deployments implement it; `state` is up only while every subscription and tracking redirect is
+ * live, and a down state makes the agent empty L1.
+ */
+export interface InvalidationChannels {
+  readonly state: ChannelState
+  start(): void
+  /** GET and PTTL of `key` in one round trip, on a connection whose reads Redis tracks. */
+  fill(key: string): Promise<Fill>
+  close(): Promise<void>
+}
+
+/**
+ * A connection whose reads Redis tracks (CLIENT TRACKING ON REDIRECT <subscriber id>), so that a later write
+ * to a key it read, by any client, sends `__redis__:invalidate` to the subscriber. Tracking state lives with
+ * the connection, and the redirect with the subscriber's id: after either reconnects, the state is down until
+ * tracking has been switched on again towards the current subscriber.
+ */
+export class TrackedConnection {
+  readonly state = new ChannelState()
+  readonly #connection: Redis
+  readonly #subscriber: Subscriber
+  readonly #log: AgentLogger
+  #attempt = 0
+
+  constructor(connection: Redis, subscriber: Subscriber, log: AgentLogger) {
+    this.#connection = connection
+    this.#subscriber = subscriber
+    this.#log = log
+    connection.on('ready', () => void this.#redirect())
+    connection.on('close', () => this.#lost())
+    subscriber.state.watch((up) => {
+      if (up) void this.#redirect()
+      else this.#lost()
+    })
+  }
+
+  start(): void {
+    if (this.#connection.status === 'wait') this.#connection.connect().catch(() => {})
+  }
+
+  fill(key: string): Promise<Fill> {
+    return this.#connection
+      .pipeline()
+      .get(key)
+      .pttl(key)
+      .exec()
+      .then((results) => {
+        const [get, pttl] = results ?? []
+        if (get === undefined || pttl === undefined) throw new Error('fill pipeline returned no results')
+        if (get[0]) throw get[0]
+        if (pttl[0]) throw pttl[0]
+        return [get[1] as string | null, pttl[1] as number] as const
+      })
+  }
+
+  async #redirect(): Promise<void> {
+    const attempt = ++this.#attempt
+    const id = this.#subscriber.id
+    if (id === undefined || this.#connection.status !== 'ready') return
+    try {
+      // OFF first: the connection may still track towards a previous subscriber.
+      await this.#connection.call('CLIENT', 'TRACKING', 'OFF')
+      await this.#connection.call('CLIENT', 'TRACKING', 'ON', 'REDIRECT', String(id))
+      if (attempt !== this.#attempt) return
+      this.state.set(true)
+      this.#log.debug({ redirect: id }, 'tracking on')
+    } catch (error) {
+      if (attempt !== this.#attempt) return
+      this.#log.warn({ error: (error as Error).message }, 'tracking redirect failed, reconnecting')
+      this.#connection.disconnect(true)
+    }
+  }
+
+  #lost(): void {
+    this.#attempt++
+    this.state.set(false)
+  }
+}
+
+/** A standalone Redis: one subscriber for every channel, one tracked connection redirecting to it. */
+export class StandaloneTracking implements InvalidationChannels {
+  readonly #subscriber: Subscriber
+  readonly #tracked: TrackedConnection
+
+  constructor(subscriber: Subscriber, tracked: TrackedConnection) {
+    this.#subscriber = subscriber
+    this.#tracked = tracked
+  }
+
+  // The tracked connection is up only while its subscriber is, so its state is the whole channel's.
+  get state(): ChannelState {
+    return this.#tracked.state
+  }
+
+  start(): void {
+    this.#subscriber.start()
+    this.#tracked.start()
+  }
+
+  fill(key: string): Promise<Fill> {
+    return this.#tracked.fill(key)
+  }
+
+  async close(): Promise<void> {
+    await this.#subscriber.close()
+  }
+}

@@ -1,0 +1,156 @@
+import { ManualClock } from '@heatsink/sketch'
+import { describe, expect, it } from 'vitest'
+import { type Fill, L1Cache } from '../src/l1-cache.js'
+import { AgentCounters } from '../src/stats.js'
+import { deferred } from './support/helpers.js'
+
+function cache(options: { maxEntries?: number; ttlFraction?: number; maxTtlMs?: number } = {}) {
+  const clock = new ManualClock(1_000_000)
+  const counters = new AgentCounters()
+  const l1 = new L1Cache({ maxEntries: 512, ttlFraction: 0.2, maxTtlMs: 5000, ...options }, clock, counters)
+  l1.setUsable(true)
+  return { l1, clock, counters }
+}
+
+/** A fill whose answer the test gives, and how many fills started. */
+function controlledFill() {
+  const pending: Array<ReturnType<typeof deferred<Fill>>> = []
+  return {
+    pending,
+    fill: (_name: string) => {
+      const answer = deferred<Fill>()
+      pending.push(answer)
+      return answer.promise
+    },
+  }
+}
+
+describe('L1Cache', () => {
+  it('fills only admitted keys, and only while usable', () => {
+    const { l1 } = cache()
+    const { fill, pending } = controlledFill()
+    expect(l1.load('k', fill)).toBeUndefined()
+    l1.admit('k')
+    l1.setUsable(false)
+    expect(l1.load('k', fill)).toBeUndefined()
+    l1.setUsable(true)
+    expect(l1.load('k', fill)).toBeDefined()
+    expect(pending).toHaveLength(1)
+  })
+
+  it('keeps an entry for ttlFraction of the key PTTL, capped, and the cap for keys without TTL', async () => {
+    const { l1, clock } = cache()
+    const { fill, pending } = controlledFill()
+    for (const key of ['ttl10s', 'ttl100s', 'none', 'absent']) l1.admit(key)
+    const loads = ['ttl10s', 'ttl100s', 'none', 'absent'].map((key) => l1.load(key, fill))
+    pending[0]?.resolve(['a', 10_000])
+    pending[1]?.resolve(['b', 100_000])
+    pending[2]?.resolve(['c', -1])
+    pending[3]?.resolve([null, -2])
+    expect(await Promise.all(loads)).toEqual(['a', 'b', 'c', null])
+    expect(l1.get('absent')).toBeNull()
+    clock.advance(2000)
+    expect(l1.get('ttl10s')).toBe('a')
+    clock.advance(1)
+    expect(l1.get('ttl10s')).toBeUndefined()
+    clock.advance(2999)
+    expect([l1.get('ttl100s'), l1.get('none'), l1.get('absent')]).toEqual(['b', 'c', null])
+    clock.advance(1)
+    expect([l1.get('ttl100s'), l1.get('none'), l1.get('absent')]).toEqual([undefined, undefined, undefined])
+  })
+
+  it('does not store a value whose lifetime would be under 1 ms', async () => {
+    const { l1 } = cache()
+    l1.admit('k')
+    expect(await l1.load('k', async () => ['v', 4] as const)).toBe('v')
+    expect(l1.get('k')).toBeUndefined()
+  })
+
+  it('shares one fill among concurrent misses of a key', async () => {
+    const { l1 } = cache()
+    const { fill, pending } = controlledFill()
+    l1.admit('k')
+    const first = l1.load('k', fill)
+    const second = l1.load('k', fill)
+    expect(second).toBe(first)
+    expect(pending).toHaveLength(1)
+    pending[0]?.resolve(['v', -1])
+    expect(await Promise.all([first, second])).toEqual(['v', 'v'])
+    expect(l1.get('k')).toBe('v')
+  })
+
+  it('drops a fill whose key was invalidated while it was in flight, and starts a new one after', async () => {
+    const { l1, counters } = cache()
+    const { fill, pending } = controlledFill()
+    l1.admit('k')
+    const stale = l1.load('k', fill)
+    l1.invalidate('k', 'tracking')
+    expect(counters.l1Invalidations.tracking).toBe(1)
+    const fresh = l1.load('k', fill)
+    expect(fresh).not.toBe(stale)
+    // The old read answers last-but-one: it must not be stored.
+    pending[0]?.resolve(['old', -1])
+    expect(await stale).toBe('old')
+    expect(l1.get('k')).toBeUndefined()
+    pending[1]?.resolve(['new', -1])
+    expect(await fresh).toBe('new')
+    expect(l1.get('k')).toBe('new')
+  })
+
+  it('drops fills in flight and every entry when a channel is lost, and fills nothing until it is back', async () => {
+    const { l1, counters } = cache()
+    const { fill, pending } = controlledFill()
+    l1.admit('a')
+    l1.admit('b')
+    const a = l1.load('a', fill)
+    pending[0]?.resolve(['1', -1])
+    await a
+    const b = l1.load('b', fill)
+    l1.setUsable(false)
+    expect(counters.l1Invalidations.channelLoss).toBe(2)
+    expect(l1.size).toBe(0)
+    expect(l1.load('a', fill)).toBeUndefined()
+    l1.setUsable(true)
+    pending[1]?.resolve(['2', -1])
+    await b
+    expect(l1.get('b')).toBeUndefined()
+  })
+
+  it('retiring a key (demotion) removes it and voids its fill', async () => {
+    const { l1, counters } = cache()
+    const { fill, pending } = controlledFill()
+    l1.admit('k')
+    const load = l1.load('k', fill)
+    l1.retire('k')
+    pending[0]?.resolve(['v', -1])
+    await load
+    expect(l1.get('k')).toBeUndefined()
+    expect(counters.l1Invalidations.registry).toBe(1)
+    // Promoted again: a new generation, so nothing from before can land.
+    l1.admit('k')
+    expect(l1.load('k', fill)).toBeDefined()
+  })
+
+  it('a flush (null tracking message) empties everything', async () => {
+    const { l1, counters } = cache()
+    for (const key of ['a', 'b', 'c']) {
+      l1.admit(key)
+      await l1.load(key, async () => [key, -1] as const)
+    }
+    l1.invalidateAll('tracking')
+    expect(l1.size).toBe(0)
+    expect(counters.l1Invalidations.tracking).toBe(3)
+  })
+
+  it('holds at most maxEntries and counts what the LRU pushes out', async () => {
+    const { l1, counters } = cache({ maxEntries: 512 })
+    for (let i = 0; i < 600; i++) {
+      l1.admit(`k${i}`)
+      await l1.load(`k${i}`, async () => ['v', -1] as const)
+    }
+    expect(l1.size).toBe(512)
+    expect(counters.l1Evictions).toBe(88)
+    expect(l1.get('k0')).toBeUndefined()
+    expect(l1.get('k599')).toBe('v')
+  })
+})

@@ -1,0 +1,81 @@
+import { randomBytes } from 'node:crypto'
+import { connect } from 'node:net'
+import { Redis } from 'ioredis'
+
+/** The Redis the agent benchmarks use: REDIS_URL, else the local default. */
+export function benchRedisUrl(): string {
+  return process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
+}
+
+/** A namespace of its own per run, so cleanup removes exactly what the run wrote. */
+export function benchNamespace(name: string): string {
+  return `bench-${name}-${randomBytes(4).toString('hex')}`
+}
+
+/** Deletes every key of the namespace. */
+export async function removeNamespace(redis: Redis, namespace: string): Promise<void> {
+  let cursor = '0'
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${namespace}:*`, 'COUNT', 1000)
+    if (keys.length > 0) await redis.unlink(...keys)
+    cursor = next
+  } while (cursor !== '0')
+}
+
+/** Polls until `condition` holds, for state that arrives by pub/sub. */
+export async function until(condition: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
+
+/** Ascending copy's p-quantile (0..1), nearest rank. */
+export function quantile(sorted: ArrayLike<number>, p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? Number.NaN
+}
+
+/**
+ * Counts the GETs of one key the server runs (MONITOR on a plain socket): exact even when other clients share
+ * the server, where INFO commandstats counts every client's GETs. The key must need no escaping.
+ * settle() waits until every command sent before it has been seen.
+ */
+export async function watchGets(url: string, key: string) {
+  const { hostname, port } = new URL(url)
+  const socket = connect({ host: hostname, port: Number(port || 6379) })
+  const marker = new Redis(url)
+  const get = `"get" "${key}"`
+  let gets = 0
+  let tail = ''
+  let started = false
+  let mark = ''
+  let marked = false
+  socket.setEncoding('utf8')
+  socket.on('data', (chunk: string) => {
+    const lines = (tail + chunk).split('\r\n')
+    tail = lines.pop() ?? ''
+    for (const line of lines) {
+      if (line === '+OK') started = true
+      else if (line.toLowerCase().includes(get)) gets++
+      else if (mark !== '' && line.includes(mark)) marked = true
+    }
+  })
+  socket.write('MONITOR\r\n')
+  await until(() => started, 'MONITOR to start')
+  return {
+    get gets() {
+      return gets
+    },
+    async settle(): Promise<void> {
+      mark = `settle-${randomBytes(4).toString('hex')}`
+      marked = false
+      await marker.echo(mark)
+      await until(() => marked, 'the monitor to catch up')
+    },
+    stop(): void {
+      socket.destroy()
+      marker.disconnect()
+    },
+  }
+}
