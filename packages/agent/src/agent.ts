@@ -121,6 +121,8 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       view: this.#view,
       counters: this.#counters,
       maxPartialsPerWindow: options.maxPartialReportsPerWindow,
+      fastReportFloor: options.fastReportFloor,
+      clock,
       log,
     })
     this.#windows = new TumblingWindows(this.#recorder, {

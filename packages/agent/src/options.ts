@@ -47,7 +47,7 @@ export interface AgentOptions<C extends Redis | Cluster = Redis | Cluster> {
    * always included in reports; default 100 (the sketch's report floor).
    */
   fastReportFloor?: number
-  /** Most partial reports per window; default 3. */
+  /** Most partial reports per window (one at a crossing, then one every quarter window); default 4. */
   maxPartialReportsPerWindow?: number
   /** How long a report may take before it counts as dropped; default 1000 ms. */
   reportTimeoutMs?: number
@@ -125,7 +125,7 @@ export function resolveOptions(options: AgentOptions): ResolvedOptions {
     fastReportFloor: integer('fastReportFloor', options.fastReportFloor ?? DEFAULT_REPORT_FLOOR, 1),
     maxPartialReportsPerWindow: integer(
       'maxPartialReportsPerWindow',
-      options.maxPartialReportsPerWindow ?? 3,
+      options.maxPartialReportsPerWindow ?? 4,
       0,
     ),
     reportTimeoutMs: integer('reportTimeoutMs', options.reportTimeoutMs ?? 1000, 1),

@@ -7,7 +7,7 @@ import {
   STREAM_FIELD,
   WIRE_VERSION,
 } from '@heatsink/protocol'
-import type { HeavyHitter, WindowRecorder, WindowSummary } from '@heatsink/sketch'
+import type { Clock, HeavyHitter, WindowRecorder, WindowSummary } from '@heatsink/sketch'
 import type { Cluster, Redis } from 'ioredis'
 import type { AgentLogger } from './options.js'
 import type { RegistryView } from './registry-view.js'
@@ -27,13 +27,20 @@ export interface ReporterOptions {
   view: RegistryView
   counters: AgentCounters
   maxPartialsPerWindow: number
+  /** The fast-report floor: a key at or above it in the open window, not yet registered, keeps partials going. */
+  fastReportFloor: number
+  /** Times the follow-up partials. */
+  clock: Clock
   log: AgentLogger
 }
 
 /**
  * Sends window reports to the agent's report stream: one per window end, and partial ones at once when a key
- * crosses the fast-report floor. Reporting never waits and never queues: with one report still in flight, or
- * the connection down, a report is dropped and counted, and the next delivered report carries the count.
+ * crosses the fast-report floor, then every quarter window while such a key is still unregistered (up to a cap
+ * per window). One partial at the crossing alone carries only the floor's worth of counts; the follow-ups let
+ * the aggregator's sum cross the hot threshold mid-window instead of at the window's end.
+ * Reporting never waits and never queues: with one report still in flight, or the connection down, a report is
+ * dropped and counted, and the next delivered report carries the count.
  */
 export class Reporter {
   readonly #options: ReporterOptions
@@ -42,6 +49,7 @@ export class Reporter {
   #inFlight: Promise<void> | undefined
   #partialsThisWindow = 0
   #partialScheduled = false
+  #followUp: unknown
   #stopped = false
 
   constructor(options: ReporterOptions) {
@@ -51,6 +59,7 @@ export class Reporter {
   /** TumblingWindows' onWindow: reports the closed window with this window's per-hot-key statistics. */
   readonly onWindow = (summary: WindowSummary): void => {
     this.#partialsThisWindow = 0
+    this.#options.clock.clearTimeout(this.#followUp)
     this.#send(summary.windowStart, Math.max(1, summary.windowMs), summary.total, summary.hitters, false)
   }
 
@@ -68,6 +77,7 @@ export class Reporter {
   /** Stops partial reports (on close). */
   stop(): void {
     this.#stopped = true
+    this.#options.clock.clearTimeout(this.#followUp)
   }
 
   /** Resolves once no report is in flight, or after `timeoutMs`. */
@@ -88,9 +98,23 @@ export class Reporter {
     this.#partialScheduled = false
     if (this.#stopped || this.#partialsThisWindow >= this.#options.maxPartialsPerWindow) return
     this.#partialsThisWindow++
-    const { recorder, windowMs, counters } = this.#options
-    if (this.#send(recorder.windowStart, windowMs, recorder.total, recorder.peek(), true))
-      counters.partialReports++
+    const { recorder, windowMs, counters, clock } = this.#options
+    const hitters = recorder.peek()
+    if (this.#send(recorder.windowStart, windowMs, recorder.total, hitters, true)) counters.partialReports++
+    if (this.#warming(hitters) && this.#partialsThisWindow < this.#options.maxPartialsPerWindow) {
+      this.#followUp = clock.setTimeout(() => {
+        // Judged again when due: the key may have been registered meanwhile.
+        if (this.#partialScheduled || !this.#warming(recorder.peek())) return
+        this.#partialScheduled = true
+        this.#sendPartial()
+      }, windowMs / 4)
+    }
+  }
+
+  // A key at or above the fast-report floor that the registry does not hold yet: detection is still under way.
+  #warming(hitters: readonly HeavyHitter[]): boolean {
+    const { view, fastReportFloor } = this.#options
+    return hitters.some((h) => h.count >= fastReportFloor && view.get(h.key) === undefined)
   }
 
   #send(

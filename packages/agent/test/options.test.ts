@@ -12,7 +12,7 @@ describe('options', () => {
       windowMs: 1000,
       l1: { maxEntries: 1024, ttlFraction: 0.2, maxTtlMs: 5000 },
       fastReportFloor: 100,
-      maxPartialReportsPerWindow: 3,
+      maxPartialReportsPerWindow: 4,
       registryCheckMs: 2000,
     })
     expect(options.names.namespace).toBe('heatsink')

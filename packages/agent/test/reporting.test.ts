@@ -172,6 +172,34 @@ describe('window reports', () => {
     await waitFor(() => agent.stats().partialReports === 3, 'a partial report in the next window')
   })
 
+  it('keeps sending partials every quarter window while a key above the floor is unregistered, then stops', async () => {
+    const clock = new ManualClock(START)
+    const agent = newAgent({ agentId: 'cadence', clock, fastReportFloor: 50, maxPartialReportsPerWindow: 4 })
+    await agent.ready()
+    const { namespace } = redis()
+    const client = redis().client()
+    const viral = `${namespace}:viral`
+    const hammer = async (times: number) => {
+      for (let i = 0; i < times; i++) await agent.get(viral)
+    }
+    await hammer(50)
+    await waitFor(() => agent.stats().partialReports === 1, 'the partial at the crossing')
+    await hammer(70)
+    clock.advance(250)
+    await waitFor(() => agent.stats().partialReports === 2, 'the follow-up a quarter window later')
+    const counts = (await reports(client, 'cadence')).map(
+      (r) => r.candidates.find((c) => c.key === viral)?.count,
+    )
+    expect(counts).toEqual([50, 120])
+
+    // Once the key is registered it is being mitigated: no more follow-ups.
+    await publishRegistry(client, createNames(namespace), { key: viral, mitigation: 'local_cache' })
+    await waitFor(() => agent.mitigation(viral) === 'local_cache', 'the registration')
+    clock.advance(250)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(agent.stats().partialReports).toBe(2)
+  })
+
   it('close() flushes the last report and leaves a client that was passed in open', async () => {
     const clock = new ManualClock(START)
     const client = redis().client()
