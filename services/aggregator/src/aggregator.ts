@@ -29,6 +29,11 @@ export interface AggregatorOptions {
   readonly migrationsDir?: string
   /** Pool tuning when DATABASE_URL is set. */
   readonly database?: Omit<PgDatabaseOptions, 'log'>
+  /**
+   * A registry database to use instead of one built from the configuration; its owner closes it. Replicas in one
+   * process share an embedded PGlite this way, since PGlite serves a single process.
+   */
+  readonly db?: Database
   /** How often the outbox is published besides after each change. Default 1000 ms. */
   readonly publishIntervalMs?: number
   /** How often expired manual promotions are demoted. Default 1000 ms. */
@@ -67,9 +72,10 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
   const names = createNames(config.namespace)
   const metrics = createMetrics()
   const db =
-    config.databaseUrl === null
+    options.db ??
+    (config.databaseUrl === null
       ? createPgliteDatabase(config.dataDir)
-      : createPgDatabase(config.databaseUrl, { ...options.database, log })
+      : createPgDatabase(config.databaseUrl, { ...options.database, log }))
   const redis = new Redis(config.redisUrl, {
     lazyConnect: true,
     // Fail a command after a couple of reconnect attempts rather than hold an API request for a long outage.
@@ -153,7 +159,9 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
     {
       name: 'database',
       start: async () => void (await migrate(db, { dir: migrationsDir, log })),
-      stop: () => db.close(),
+      stop: async () => {
+        if (options.db === undefined) await db.close()
+      },
     },
     { name: 'registry publisher', start: () => publisher.start(), stop: () => publisher.stop() },
     { name: 'registry expiry', start: async () => expiry.start(), stop: () => expiry.stop() },

@@ -7,6 +7,7 @@ import { decodeRegistryEvent, keyHash, type RegistryEvent } from '@heatsink/prot
 import { useTestPostgres, useTestRedis } from '@heatsink/test'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type Aggregator, createAggregator } from '../src/aggregator.js'
+import { createPgliteDatabase, IN_MEMORY } from '../src/db/pglite-database.js'
 import { MigrationError } from '../src/errors.js'
 import { recordChannel, testConfig, until } from './support/fixtures.js'
 
@@ -188,5 +189,31 @@ describe('createAggregator without DATABASE_URL', () => {
     })
     expect(JSON.parse(next.body)).toMatchObject({ version: 2 })
     expect(Number(await redis().client().hget(second.names.registrySnapshotKey, 'version'))).toBe(2)
+  })
+
+  it('lets two replicas in one process share one embedded PGlite, which stays open for its owner', async () => {
+    const db = createPgliteDatabase(IN_MEMORY)
+    try {
+      const env = { HEATSINK_NAMESPACE: redis().namespace, DATABASE_URL: '' }
+      const replicas = [0, 1].map((i) =>
+        createAggregator(testConfig({ ...env, HEATSINK_REPLICA_ID: `shared-${i}` }), { db }),
+      )
+      running.push(...replicas)
+      for (const replica of replicas) await replica.start()
+      const [a, b] = replicas as [Aggregator, Aggregator]
+      expect(
+        (await send(a.url() ?? '', 'POST', '/hotkeys/shared/promote', { mitigation: 'split' })).status,
+      ).toBe(201)
+      const listed = JSON.parse((await send(b.url() ?? '', 'GET', '/hotkeys')).body)
+      expect(listed.hotkeys).toMatchObject([{ key: 'shared', version: 1 }])
+      const next = await send(b.url() ?? '', 'POST', '/hotkeys/other/promote', { mitigation: 'coalesce' })
+      expect(JSON.parse(next.body)).toMatchObject({ version: 2 })
+      for (const replica of replicas) await replica.stop()
+      expect(
+        (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM hot_key_registry')).rows[0]?.n,
+      ).toBe(2)
+    } finally {
+      await db.close()
+    }
   })
 })
