@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { freePort } from '@heatsink/devservices'
+import { AGGREGATOR_COMMAND, REPO_ROOT, useTestPostgres, useTestRedis } from '@heatsink/test'
 import { afterEach, describe, expect, it } from 'vitest'
-import { AGGREGATOR_COMMAND, REPO_ROOT, useTestPostgres, useTestRedis } from '../support/index.js'
 
 const redis = useTestRedis()
 const postgres = useTestPostgres()

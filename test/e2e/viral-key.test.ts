@@ -1,8 +1,8 @@
 import { type Agent, createAgent } from '@heatsink/agent'
 import { type Aggregator, createAggregator, loadConfig } from '@heatsink/aggregator'
+import { useTestPostgres, useTestRedis } from '@heatsink/test'
 import { keyNames, seededRandom, ZipfSampler } from '@heatsink/workload'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { useTestPostgres, useTestRedis } from '../support/index.js'
 
 const redis = useTestRedis({ scope: 'all' })
 const postgres = useTestPostgres({ scope: 'all' })

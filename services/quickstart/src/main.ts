@@ -1,72 +1,158 @@
-import { TumblingWindows, WindowRecorder, type WindowSummary } from '@heatsink/sketch'
-import { Traffic } from './traffic.js'
+import { type ChildProcess, fork } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { ensureRedis, type RunningService, ServiceUnavailableError } from '@heatsink/devservices'
+import { createNames, decodeRegistryEvent } from '@heatsink/protocol'
+import { Redis } from 'ioredis'
+import { type ControlPlane, startControlPlane } from './control-plane.js'
+import { renderView, type ViewEvent, type ViewState } from './dashboard.js'
+import { backgroundKey, QUICKSTART_HOT_RPS, SCENARIO } from './scenario.js'
 
-// Until the aggregator and agents exist, the quickstart shows the detection core on its own: one process's
-// sketch watching live synthetic traffic, and the second in which a key that goes viral is detected.
-const HOT_RPS = 20_000
-const WINDOW_MS = 1000
-const SLICE_MS = 10
-const VIRAL_KEY = 'post:viral-42'
-const VIRAL_AFTER_MS = 4_000
+// The README's first command: a small live Heatsink cluster (two aggregator replicas, three agent processes
+// driving realistic traffic) and a live view of what it detects and mitigates. Runs until Ctrl-C, or for
+// --seconds=N, and stops everything it started.
 
-const seconds = Number(
-  process.argv.find((a) => a.startsWith('--seconds='))?.split('=')[1] ?? Number.POSITIVE_INFINITY,
-)
-const traffic = new Traffic({
-  backgroundRps: 100_000,
-  viralRps: 30_000,
-  viralKey: VIRAL_KEY,
-  viralAfterMs: VIRAL_AFTER_MS,
+const AGENTS = 3
+const NAMESPACE = 'heatsink-quickstart'
+const seconds = Number(process.argv.find((a) => a.startsWith('--seconds='))?.split('=')[1] ?? Number.NaN)
+const interactive = process.stdout.isTTY === true
+
+let redisService: RunningService
+try {
+  redisService = await ensureRedis({ log: (message) => console.log(message) })
+} catch (error) {
+  if (!(error instanceof ServiceUnavailableError)) throw error
+  console.error(error.message)
+  process.exit(1)
+}
+const redis = new Redis(redisService.url)
+await removeDemoKeys(redis)
+await seed(redis)
+
+const control: ControlPlane = await startControlPlane(redisService.url, NAMESPACE)
+const events: ViewEvent[] = []
+const detectedAt = new Map<string, number>()
+const redisBefore = new Map<string, number>()
+const subscriber = new Redis(redisService.url)
+await subscriber.subscribe(createNames(NAMESPACE).registryChannel)
+subscriber.on('message', (_channel, message) => {
+  const event = decodeRegistryEvent(message)
+  const now = Date.now()
+  if (event.type === 'demote') {
+    events.push({ at: now, text: `${event.key} demoted: ${event.reason}` })
+    return
+  }
+  const { key, mitigation, splitFactor, source } = event.entry
+  const onset = key === SCENARIO.viral.key ? startedAt + SCENARIO.viral.startSeconds * 1000 : undefined
+  const latency =
+    onset === undefined ? '' : `, ${((now - onset) / 1000).toFixed(2)} s after the traffic began`
+  detectedAt.set(key, now)
+  events.push({
+    at: now,
+    text: `${key} ${event.type}d (${source}): ${mitigation}${mitigation === 'split' ? ` x${splitFactor}` : ''}${latency}`,
+  })
 })
-const started = Date.now()
-let detectedAt: number | undefined
 
-const recorder = new WindowRecorder({
-  reportFloor: HOT_RPS,
-  // The fast path: a key is flagged on the request that takes it over the threshold, not at window end.
-  onFloorCrossed: (key) => {
-    if (key === VIRAL_KEY && detectedAt === undefined) {
-      detectedAt = Date.now()
-      const onset = started + VIRAL_AFTER_MS
-      console.log(`\n>>> ${key} detected hot ${detectedAt - onset} ms after it went viral (fast path)\n`)
-    }
-  },
-})
+// Agents start together on one timeline, a second from now so every process is up when it begins.
+const startedAt = Date.now() + 1000
+const agentEntry = fileURLToPath(new URL('./traffic-agent.js', import.meta.url))
+const children: ChildProcess[] = []
+for (let index = 0; index < AGENTS; index++) {
+  const child = fork(agentEntry, [], {
+    env: {
+      ...process.env,
+      REDIS_URL: redisService.url,
+      HEATSINK_NAMESPACE: NAMESPACE,
+      AGENT_INDEX: String(index),
+      SCENARIO_START: String(startedAt),
+    },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  })
+  children.push(child)
+}
 
-const windows = new TumblingWindows(recorder, { windowMs: WINDOW_MS, onWindow: printWindow })
+const header = [
+  'Heatsink quickstart: 2 aggregator replicas, 3 agent processes, live traffic. Ctrl-C stops everything.',
+  `API docs: ${control.urls[0]}/docs   (replica 2: ${control.urls[1]})   registry: ${control.database}`,
+  `Redis: ${redisService.url}${redisService.started ? ' (private, started for this run)' : ''}   hot at ${QUICKSTART_HOT_RPS.toLocaleString('en')} req/s cluster-wide`,
+  `Traffic: ${(SCENARIO.backgroundRps * AGENTS).toLocaleString('en')} req/s Zipf background over ${SCENARIO.backgroundKeys.toLocaleString('en')} keys; ${SCENARIO.viral.key} goes viral at +${SCENARIO.viral.startSeconds}s (${(SCENARIO.viral.rpsPerAgent * AGENTS).toLocaleString('en')} req/s)`,
+]
+if (!interactive) console.log(header.join('\n'))
 
-function printWindow(summary: WindowSummary): void {
-  const time = new Date(summary.windowStart).toISOString().slice(11, 19)
-  const hot = summary.hitters.filter((h) => (h.count * 1000) / summary.windowMs >= HOT_RPS)
-  const top = summary.hitters
-    .slice(0, 3)
-    .map((h) => `${h.key}=${h.count}`)
-    .join('  ')
-  console.log(
-    `[${time}] ${summary.total.toLocaleString()} requests | top: ${top} | hot (>= ${HOT_RPS}/s): ${hot.map((h) => h.key).join(', ') || 'none'}`,
+const ticker = setInterval(() => void frame(), 1000)
+let printedEvents = 0
+async function frame(): Promise<void> {
+  const elapsedSeconds = Math.max(0, Math.round((Date.now() - startedAt) / 1000))
+  const replica = control.replicas[0]
+  if (replica === undefined) return
+  const active = await replica.registry.list().catch(() => [])
+  const entries = await Promise.all(
+    active.map(async (entry) => {
+      const stats = await replica.detection.traffic.keyStats(entry.key)
+      // Before mitigation every read of the key reached Redis: the rate at detection is "before".
+      if (!redisBefore.has(entry.key) && stats !== undefined)
+        redisBefore.set(entry.key, stats.requestsPerSecond)
+      return { entry, stats, redisBefore: redisBefore.get(entry.key) }
+    }),
   )
+  const state: ViewState = { elapsedSeconds, header, entries, events, startedAt }
+  if (interactive) {
+    process.stdout.write(`\x1b[2J\x1b[H${renderView(state)}\n\n  t = +${elapsedSeconds}s\n`)
+  } else {
+    for (; printedEvents < events.length; printedEvents++) {
+      const event = events[printedEvents] as ViewEvent
+      console.log(`[+${((event.at - startedAt) / 1000).toFixed(1)}s] ${event.text}`)
+    }
+    if (elapsedSeconds % 5 === 0) console.log(renderView({ ...state, header: [], events: [] }))
+  }
+  if (elapsedSeconds >= seconds) await stop()
 }
 
-console.log(
-  `Heatsink quickstart: a Count-Min Sketch (4x2048) watching ${(100_000).toLocaleString()} requests/s`,
-)
-console.log(
-  `of Zipf traffic over 100,000 keys; ${VIRAL_KEY} goes viral after ${VIRAL_AFTER_MS / 1000} s. Ctrl-C stops.\n`,
-)
-windows.start()
-
-let elapsed = 0
-const driver = setInterval(() => {
-  elapsed += SLICE_MS
-  traffic.slice(elapsed, SLICE_MS, (key) => recorder.record(key))
-  if (elapsed >= seconds * 1000) stop()
-}, SLICE_MS)
-
-function stop(): void {
-  clearInterval(driver)
-  windows.stop({ flush: true })
-  if (detectedAt === undefined) console.log(`${VIRAL_KEY} was not detected`)
-  process.exit(detectedAt === undefined && seconds * 1000 > VIRAL_AFTER_MS + WINDOW_MS ? 1 : 0)
+let stopping = false
+async function stop(): Promise<void> {
+  if (stopping) return
+  stopping = true
+  clearInterval(ticker)
+  await Promise.all(
+    children.map(
+      (child) =>
+        new Promise((resolve) => {
+          child.once('exit', resolve)
+          child.kill('SIGTERM')
+        }),
+    ),
+  )
+  await subscriber.quit()
+  await control.stop()
+  await removeDemoKeys(redis)
+  await redis.quit()
+  await redisService.stop()
+  const detected = detectedAt.has(SCENARIO.viral.key)
+  console.log(
+    detected
+      ? `\n${SCENARIO.viral.key} was detected and mitigated.`
+      : `\n${SCENARIO.viral.key} was not detected.`,
+  )
+  process.exit(Number.isFinite(seconds) && seconds > SCENARIO.viral.startSeconds + 3 && !detected ? 1 : 0)
 }
-process.on('SIGINT', stop)
-process.on('SIGTERM', stop)
+process.on('SIGINT', () => void stop())
+process.on('SIGTERM', () => void stop())
+
+// Values for every key the traffic reads, so reads hit as in a warm cache.
+async function seed(client: Redis): Promise<void> {
+  const pipeline = client.pipeline()
+  for (let i = 0; i < SCENARIO.backgroundKeys; i++) pipeline.set(backgroundKey(i), `product ${i}`, 'EX', 3600)
+  pipeline.set(SCENARIO.viral.key, JSON.stringify({ id: 42, text: 'a post everyone reads' }), 'EX', 3600)
+  await pipeline.exec()
+}
+
+// The quickstart's namespace and demo keys, from this run or an interrupted earlier one.
+async function removeDemoKeys(client: Redis): Promise<void> {
+  for (const pattern of [`${NAMESPACE}:*`, 'demo:*']) {
+    let cursor = '0'
+    do {
+      const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000)
+      if (keys.length > 0) await client.unlink(...keys)
+      cursor = next
+    } while (cursor !== '0')
+  }
+}

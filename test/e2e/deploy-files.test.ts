@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadConfig } from '@heatsink/aggregator'
+import { AGGREGATOR_COMMAND, REPO_ROOT } from '@heatsink/test'
 import { describe, expect, it } from 'vitest'
 import { parseAllDocuments } from 'yaml'
-import { AGGREGATOR_COMMAND, REPO_ROOT } from '../support/index.js'
 
 const deploy = join(REPO_ROOT, 'deploy')
 const read = (...path: string[]) => readFileSync(join(deploy, ...path), 'utf8')

@@ -1,0 +1,55 @@
+import {
+  type Aggregator,
+  createAggregator,
+  createPgliteDatabase,
+  type Database,
+  IN_MEMORY,
+  loadConfig,
+} from '@heatsink/aggregator'
+import { freePort, isPortFree } from '@heatsink/devservices'
+import { QUICKSTART_HOT_RPS } from './scenario.js'
+
+/** The quickstart's two aggregator replicas. */
+export interface ControlPlane {
+  replicas: Aggregator[]
+  urls: string[]
+  /** Where the registry lives, for the header. */
+  database: string
+  stop(): Promise<void>
+}
+
+/**
+ * Starts two aggregator replicas sharing the report streams. With DATABASE_URL they use that Postgres; without it
+ * they share one embedded, in-memory PGlite, which is why both run in this process (PGlite serves one process).
+ */
+export async function startControlPlane(redisUrl: string, namespace: string): Promise<ControlPlane> {
+  const databaseUrl = process.env.DATABASE_URL
+  const db: Database | undefined = databaseUrl ? undefined : createPgliteDatabase(IN_MEMORY)
+  const replicas: Aggregator[] = []
+  for (let i = 0; i < 2; i++) {
+    const preferred = 8080 + i
+    const port = (await isPortFree(preferred, '127.0.0.1')) ? preferred : await freePort()
+    const config = loadConfig({
+      REDIS_URL: redisUrl,
+      DATABASE_URL: databaseUrl ?? '',
+      HEATSINK_NAMESPACE: namespace,
+      HEATSINK_HOT_RPS: String(QUICKSTART_HOT_RPS),
+      HEATSINK_COOL_SECONDS: '15',
+      HEATSINK_SPLIT_WRITE_CAPACITY: '1000',
+      HEATSINK_REPLICA_ID: `quickstart-replica-${i + 1}`,
+      PORT: String(port),
+    })
+    const replica = createAggregator(config, db === undefined ? {} : { db })
+    replicas.push(replica)
+    await replica.start()
+  }
+  return {
+    replicas,
+    urls: replicas.map((replica) => replica.url() ?? ''),
+    database: databaseUrl ? 'Postgres at DATABASE_URL' : 'embedded PGlite (in memory)',
+    stop: async () => {
+      for (const replica of replicas) await replica.stop()
+      await db?.close()
+    },
+  }
+}

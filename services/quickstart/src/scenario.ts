@@ -1,0 +1,19 @@
+/**
+ * The quickstart's traffic, one timeline shared by every agent process and by the live view, so the view can
+ * tell when each hot key began and measure how long detection took.
+ */
+export const SCENARIO = {
+  /** Zipf(1.1) background over this many keys, per agent. */
+  backgroundKeys: 10_000,
+  backgroundRps: 3_000,
+  /** A post that goes viral: read-mostly, so it should be served from the agents' L1 caches. */
+  viral: { key: 'demo:post:42', startSeconds: 5, rpsPerAgent: 2_000 },
+} as const
+
+/** Cluster-wide requests per second at which the quickstart's control plane calls a key hot. */
+export const QUICKSTART_HOT_RPS = 3_000
+
+/** The background's key names: the same in every process. */
+export function backgroundKey(i: number): string {
+  return `demo:product:${i}`
+}

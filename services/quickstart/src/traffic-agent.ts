@@ -1,0 +1,58 @@
+import { createAgent } from '@heatsink/agent'
+import { seededRandom, ZipfSampler } from '@heatsink/workload'
+import { backgroundKey, SCENARIO } from './scenario.js'
+
+// One agent process of the quickstart (and the demo agent of deploy/compose.yaml): drives the scenario's traffic
+// through a Heatsink agent. Run standalone it logs its counters every five seconds; under the quickstart, whose
+// view reads the control plane instead, it stays quiet and exits when the quickstart goes away.
+
+const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
+const namespace = process.env.HEATSINK_NAMESPACE ?? 'heatsink'
+const index = Number(process.env.AGENT_INDEX ?? 0)
+const startedAt = Number(process.env.SCENARIO_START ?? Date.now())
+const SLICE_MS = 10
+
+const agent = createAgent({ redis: redisUrl, namespace, agentId: `quickstart-agent-${index}-${process.pid}` })
+await agent.ready()
+
+const zipf = new ZipfSampler(SCENARIO.backgroundKeys, 1.1, seededRandom(index + 1))
+const names = Array.from({ length: SCENARIO.backgroundKeys }, (_, i) => backgroundKey(i))
+const perSlice = (rps: number) => Math.round((rps * SLICE_MS) / 1000)
+let viralRequests = 0
+
+const driver = setInterval(() => {
+  const elapsed = (Date.now() - startedAt) / 1000
+  for (let i = 0, n = perSlice(SCENARIO.backgroundRps); i < n; i++) {
+    void agent.get(names[zipf.next()] as string).catch(() => {})
+  }
+  if (elapsed >= SCENARIO.viral.startSeconds) {
+    for (let i = 0, n = perSlice(SCENARIO.viral.rpsPerAgent); i < n; i++) {
+      viralRequests++
+      void agent.get(SCENARIO.viral.key).catch(() => {})
+    }
+  }
+}, SLICE_MS)
+
+const reporter = setInterval(() => {
+  if (process.send !== undefined || Math.round((Date.now() - startedAt) / 1000) % 5 !== 0) return
+  const stats = agent.stats()
+  console.log(
+    JSON.stringify({
+      index,
+      viralRequests,
+      requests: stats.requests,
+      l1Hits: stats.l1Hits,
+      viral: agent.mitigation(SCENARIO.viral.key) ?? 'none',
+    }),
+  )
+}, 1000)
+
+async function stop(): Promise<void> {
+  clearInterval(driver)
+  clearInterval(reporter)
+  await agent.close()
+  process.exit(0)
+}
+process.on('SIGTERM', () => void stop())
+process.on('SIGINT', () => void stop())
+process.on('disconnect', () => void stop())
