@@ -1,9 +1,9 @@
-import { readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadConfig } from '@heatsink/aggregator'
 import { AGGREGATOR_COMMAND, REPO_ROOT } from '@heatsink/test'
 import { describe, expect, it } from 'vitest'
-import { parseAllDocuments } from 'yaml'
+import { parse, parseAllDocuments } from 'yaml'
 
 const deploy = join(REPO_ROOT, 'deploy')
 const read = (...path: string[]) => readFileSync(join(deploy, ...path), 'utf8')
@@ -112,5 +112,39 @@ describe('deployment files', () => {
         .filter((f) => f !== 'kustomization.yaml')
         .sort(),
     )
+  })
+
+  it('the compose file runs Redis, Postgres, two aggregator replicas with valid configurations, and the demo agent', () => {
+    interface ComposeService {
+      command?: string[]
+      environment?: Record<string, string>
+      build?: { context: string; dockerfile: string }
+    }
+    const compose = parse(read('compose.yaml'), { merge: true }) as {
+      services: Record<string, ComposeService>
+    }
+    const services = compose.services
+    expect(Object.keys(services).sort()).toEqual([
+      'aggregator-1',
+      'aggregator-2',
+      'demo-agent',
+      'postgres',
+      'redis',
+    ])
+    const replicaIds = new Set<string>()
+    for (const name of ['aggregator-1', 'aggregator-2']) {
+      const service = services[name] as ComposeService
+      expect(service.build).toEqual({ context: '..', dockerfile: 'deploy/aggregator.Dockerfile' })
+      const config = loadConfig({ ...service.environment, HEATSINK_API_TOKEN: 'token' })
+      expect(config.databaseUrl).toMatch(/^postgres:\/\/.*@postgres:5432\//)
+      expect(config.host).toBe('0.0.0.0')
+      replicaIds.add(config.replicaId)
+    }
+    expect(replicaIds.size).toBe(2)
+    // The demo agent runs an entry the image builds: the quickstart's traffic agent.
+    const [node, entry] = services['demo-agent']?.command ?? []
+    expect(node).toBe('node')
+    expect(entry).toBe('services/quickstart/dist/traffic-agent.js')
+    expect(existsSync(join(REPO_ROOT, 'services/quickstart/src/traffic-agent.ts'))).toBe(true)
   })
 })
