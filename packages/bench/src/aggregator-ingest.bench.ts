@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import {
   DEFAULT_MITIGATION_POLICY,
   Detector,
@@ -21,6 +20,7 @@ import { Redis } from 'ioredis'
 import { pino } from 'pino'
 import { Counter, Histogram, Registry } from 'prom-client'
 import type { ResultRow } from './results.js'
+import { benchNamespace, benchRedisUrl, removeNamespace } from './support.js'
 
 const AGENTS = 50
 const REPORTS = 4000
@@ -33,12 +33,12 @@ const CANDIDATES = 100
  * report would count twice) and no crossing detection.
  */
 export async function benchAggregatorIngest(): Promise<ResultRow[]> {
-  const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
+  const url = benchRedisUrl()
   const redis = new Redis(url, { enableAutoPipelining: true })
   const namespaces: string[] = []
   try {
-    const heatsinkNs = `bench-ingest-${randomBytes(4).toString('hex')}`
-    const naiveNs = `bench-naive-${randomBytes(4).toString('hex')}`
+    const heatsinkNs = benchNamespace('ingest')
+    const naiveNs = benchNamespace('naive')
     namespaces.push(heatsinkNs, naiveNs)
     const heatsink = await timeIngest(redis, createNames(heatsinkNs), heatsinkConsumer)
     const naive = await timeIngest(redis, createNames(naiveNs), naiveConsumer)
@@ -55,7 +55,7 @@ export async function benchAggregatorIngest(): Promise<ResultRow[]> {
       },
     ]
   } finally {
-    for (const ns of namespaces) await deleteNamespace(redis, ns)
+    for (const ns of namespaces) await removeNamespace(redis, ns)
     await redis.quit()
   }
 }
@@ -194,13 +194,4 @@ async function fill(redis: Redis, names: HeatsinkNames): Promise<void> {
     }
   }
   await pipeline.exec()
-}
-
-async function deleteNamespace(redis: Redis, namespace: string): Promise<void> {
-  let cursor = '0'
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${namespace}:*`, 'COUNT', 1000)
-    if (keys.length > 0) await redis.unlink(...keys)
-    cursor = next
-  } while (cursor !== '0')
 }

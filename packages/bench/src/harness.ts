@@ -46,7 +46,7 @@ export function measure(name: string, runBatch: (ops: number) => void, options: 
 }
 
 /** The p-quantile (0..1) of an ascending array, by nearest rank. */
-export function percentile(sorted: readonly number[], p: number): number {
+export function percentile(sorted: ArrayLike<number>, p: number): number {
   if (sorted.length === 0) return Number.NaN
   const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))
   return sorted[index] as number

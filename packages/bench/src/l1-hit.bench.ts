@@ -4,8 +4,9 @@ import { publishRegistry } from '@heatsink/agent/testing'
 import { createNames } from '@heatsink/protocol'
 import { Redis } from 'ioredis'
 import { LRUCache } from 'lru-cache'
-import { benchNamespace, benchRedisUrl, quantile, removeNamespace, until } from './agent-support.js'
+import { percentile } from './harness.js'
 import type { ResultRow } from './results.js'
+import { benchNamespace, benchRedisUrl, removeNamespace, until } from './support.js'
 
 const OPS = 200_000
 const ROUNDS = 5
@@ -107,7 +108,7 @@ export async function benchL1Hit(): Promise<ResultRow[]> {
 
 function summary(samples: Float64Array): Timing {
   const sorted = Float64Array.from(samples).sort()
-  return { median: quantile(sorted, 0.5), p99: quantile(sorted, 0.99) }
+  return { median: percentile(sorted, 0.5), p99: percentile(sorted, 0.99) }
 }
 
 // The round whose median is the median of the rounds, with its p99.

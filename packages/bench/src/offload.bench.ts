@@ -2,8 +2,8 @@ import { type Agent, createAgent, DEFAULT_MAX_TTL_MS, DEFAULT_TTL_FRACTION } fro
 import { publishRegistry } from '@heatsink/agent/testing'
 import { createNames } from '@heatsink/protocol'
 import { Redis } from 'ioredis'
-import { benchNamespace, benchRedisUrl, removeNamespace, until, watchGets } from './agent-support.js'
 import type { ResultRow } from './results.js'
+import { benchNamespace, benchRedisUrl, removeNamespace, until, watchGets } from './support.js'
 
 const AGENTS = 4
 const READS_PER_SECOND = 5000

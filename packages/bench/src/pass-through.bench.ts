@@ -3,8 +3,8 @@ import { runInNewContext } from 'node:vm'
 import { type Agent, createAgent } from '@heatsink/agent'
 import { keyNames } from '@heatsink/workload'
 import { Redis } from 'ioredis'
-import { benchNamespace, benchRedisUrl, removeNamespace } from './agent-support.js'
 import type { ResultRow } from './results.js'
+import { benchNamespace, benchRedisUrl, removeNamespace } from './support.js'
 
 const BATCH = 1000
 const BATCHES_PER_ROUND = 20

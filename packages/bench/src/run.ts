@@ -1,11 +1,26 @@
+import { ensurePostgres, ensureRedis } from '@heatsink/devservices'
+import { benchAggregatorIngest } from './aggregator-ingest.bench.js'
+import { benchDetectionLatency } from './detection-latency.bench.js'
+import { benchL1Hit } from './l1-hit.bench.js'
+import { benchOffload } from './offload.bench.js'
+import { benchPassThrough } from './pass-through.bench.js'
 import { benchReportDecode } from './report-decode.bench.js'
 import { printRow, type ResultRow, saveRows } from './results.js'
 import { benchSketchRecord } from './sketch-record.bench.js'
+import { benchSplit } from './split.bench.js'
 
-/** Every benchmark by name; `node dist/run.js <name>` runs one, no argument runs all. */
+/** Every benchmark by name, in the order `pnpm bench` runs them; `node dist/run.js <name>` runs one. */
 const benchmarks: Record<string, () => ResultRow[] | Promise<ResultRow[]>> = {
   'sketch-record': benchSketchRecord,
+  'l1-hit': benchL1Hit,
+  'pass-through': benchPassThrough,
+  offload: benchOffload,
+  'detection-latency': benchDetectionLatency,
   'report-decode': benchReportDecode,
+  'aggregator-ingest': benchAggregatorIngest,
+  // Loaded lazily so bentocache is imported only when its comparison runs.
+  stampede: () => import('./stampede.bench.js').then((bench) => bench.benchStampede()),
+  split: benchSplit,
 }
 
 const only = process.argv[2]
@@ -13,12 +28,22 @@ if (only !== undefined && !(only in benchmarks)) {
   console.error(`unknown benchmark ${only}; known: ${Object.keys(benchmarks).join(', ')}`)
   process.exit(2)
 }
+// Real services, found or started as the tests do: REDIS_URL / DATABASE_URL, else 127.0.0.1, else private ones.
+const redis = await ensureRedis({ log: (message) => console.log(message) })
+const postgres = await ensurePostgres({ log: (message) => console.log(message) })
+process.env.REDIS_URL = redis.url
+process.env.DATABASE_URL = postgres.url
 const rows: ResultRow[] = []
-for (const [name, run] of Object.entries(benchmarks)) {
-  if (only !== undefined && name !== only) continue
-  for (const row of await run()) {
-    printRow(row)
-    rows.push(row)
+try {
+  for (const [name, run] of Object.entries(benchmarks)) {
+    if (only !== undefined && name !== only) continue
+    for (const row of await run()) {
+      printRow(row)
+      rows.push(row)
+    }
   }
+} finally {
+  await redis.stop()
+  await postgres.stop()
 }
 console.log(`results written to ${saveRows(rows)}`)

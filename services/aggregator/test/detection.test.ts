@@ -19,7 +19,11 @@ describe('detection on the running aggregator', () => {
     await Promise.all(started.splice(0).map((a) => a.stop()))
   })
 
-  async function startAggregator(env: Record<string, string> = {}, databaseUrl = postgres().url) {
+  async function startAggregator(
+    env: Record<string, string> = {},
+    databaseUrl = postgres().url,
+    clock?: { now(): number },
+  ) {
     const aggregator = createAggregator(
       loadConfig({
         REDIS_URL: redis().url,
@@ -33,7 +37,11 @@ describe('detection on the running aggregator', () => {
         PORT: '0',
         ...env,
       }),
-      { log: silent, database: { connectionTimeoutMs: 500, queryTimeoutMs: 1000 } },
+      {
+        log: silent,
+        database: { connectionTimeoutMs: 500, queryTimeoutMs: 1000 },
+        ...(clock ? { clock } : {}),
+      },
     )
     started.push(aggregator)
     await aggregator.start()
@@ -120,6 +128,34 @@ describe('detection on the running aggregator', () => {
     expect(latency.values.find((v) => v.metricName?.endsWith('_count'))?.value).toBe(3)
     const stats = await aggregator.app.inject({ url: '/hotkeys/post%3Aviral/stats' })
     expect(stats.statusCode).toBe(200)
+  })
+
+  it('judges a partial report over a sliding second, so a surge that began late in the last window is promoted at once', async () => {
+    const window = currentWindow()
+    // 30% into the window: 70% of the previous window still lies within the last second.
+    const aggregator = await startAggregator({}, postgres().url, { now: () => window + 300 })
+    const events = await listen()
+    const client = redis().client()
+    await sendReport(
+      client,
+      names(),
+      makeReport('agent-1', window - 1000, { 'late:surge': 900, steady: 600 }),
+    )
+    await until(async () => (await aggregator.metrics.ingestReports.get()).values[0]?.value === 1)
+    await sendReport(
+      client,
+      names(),
+      makeReport('agent-1', window, { 'late:surge': 500, steady: 550 }, { partial: true }),
+    )
+    // 500 + 0.7 x 900 = 1130 reaches 1000 req/s; 550 + 0.7 x 600 = 970 does not.
+    const promoted = await until(() => events.find((e) => e.type === 'promote'))
+    expect(promoted).toMatchObject({ entry: { key: 'late:surge', source: 'auto' } })
+    await new Promise((r) => setTimeout(r, 300))
+    expect(events).toHaveLength(1)
+    const audit = await postgres().pool.query(
+      "SELECT requests_per_second FROM hot_key_events WHERE raw_key = 'late:surge'",
+    )
+    expect(audit.rows[0].requests_per_second).toBe(1130)
   })
 
   it('keeps a key whose rate stays between the cool and hot rates, demotes it after cooling, never demotes a manual one', async () => {

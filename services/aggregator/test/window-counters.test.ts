@@ -44,11 +44,11 @@ describe('WindowCounters', () => {
 
   it('sums agents and reports the crossing on the report that takes a key over the threshold', async () => {
     const c = counters()
-    expect(await c.apply(report('a1', { hot: 400, cold: 3 }))).toEqual([])
-    expect(await c.apply(report('a2', { hot: 500 }))).toEqual([])
-    const crossings = await c.apply(report('a3', { hot: 200 }))
+    expect((await c.apply(report('a1', { hot: 400, cold: 3 }))).crossings).toEqual([])
+    expect((await c.apply(report('a2', { hot: 500 }))).crossings).toEqual([])
+    const { crossings } = await c.apply(report('a3', { hot: 200 }))
     expect(crossings).toEqual([{ key: 'hot', windowStart: WINDOW, count: 1100, writes: 0, misses: 0 }])
-    expect(await c.apply(report('a4', { hot: 50 }))).toEqual([])
+    expect((await c.apply(report('a4', { hot: 50 }))).crossings).toEqual([])
     expect(await c.read(['hot', 'cold', 'absent'], WINDOW)).toEqual([
       { count: 1150, writes: 0, misses: 0 },
       { count: 3, writes: 0, misses: 0 },
@@ -68,17 +68,29 @@ describe('WindowCounters', () => {
 
   it('adds only the increase when a partial report is followed by the final one', async () => {
     const c = counters()
-    expect(await c.apply(report('a1', { viral: 600 }, true))).toEqual([])
-    const crossings = await c.apply(report('a1', { viral: 1200 }))
+    expect((await c.apply(report('a1', { viral: 600 }, true))).crossings).toEqual([])
+    const { crossings } = await c.apply(report('a1', { viral: 1200 }))
     expect(crossings.map((x) => x.count)).toEqual([1200])
     expect(await c.read(['viral'], WINDOW)).toEqual([{ count: 1200, writes: 0, misses: 0 }])
+  })
+
+  it('returns keys that rose to half the threshold as warm, once per rise, so they can be judged over a sliding second', async () => {
+    const c = counters()
+    expect(await c.apply(report('a1', { k: 400 }))).toEqual({ crossings: [], warm: [] })
+    const rose = await c.apply(report('a2', { k: 200, other: 10 }))
+    expect(rose).toEqual({
+      crossings: [],
+      warm: [{ key: 'k', windowStart: WINDOW, count: 600, writes: 0, misses: 0 }],
+    })
+    // A replay raises nothing, so nothing is returned.
+    expect(await c.apply(report('a2', { k: 200 }))).toEqual({ crossings: [], warm: [] })
   })
 
   it('spreads keys over counter shards and still sums and crosses correctly', async () => {
     const c = counters(8)
     const keys = Array.from({ length: 50 }, (_, i) => `k${i}`)
     await c.apply(report('a1', Object.fromEntries(keys.map((k) => [k, 600]))))
-    const crossings = await c.apply(report('a2', Object.fromEntries(keys.map((k) => [k, 600]))))
+    const { crossings } = await c.apply(report('a2', Object.fromEntries(keys.map((k) => [k, 600]))))
     expect(crossings.map((x) => x.key).sort()).toEqual([...keys].sort())
     const hashes = await redis().keys()
     expect(hashes.length).toBeGreaterThan(4)
@@ -88,14 +100,14 @@ describe('WindowCounters', () => {
     const c = counters()
     const odd = 'user: 名前\nwith space'
     await c.apply(report('a1', { [odd]: 700 }))
-    const crossings = await c.apply(report('a2', { [odd]: 700 }))
+    const { crossings } = await c.apply(report('a2', { [odd]: 700 }))
     expect(crossings.map((x) => x.key)).toEqual([odd])
   })
 
   it('handles a report with thousands of candidates in one script call', async () => {
     const c = counters()
     const many = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`bulk:${i}`, i === 0 ? 2000 : 1]))
-    const crossings = await c.apply(report('a1', many))
+    const { crossings } = await c.apply(report('a1', many))
     expect(crossings.map((x) => x.key)).toEqual(['bulk:0'])
     expect(await c.read(['bulk:4999'], WINDOW)).toEqual([{ count: 1, writes: 0, misses: 0 }])
   })

@@ -16,6 +16,13 @@ export interface Crossing extends KeyCounts {
   windowStart: number
 }
 
+/** What applying a report found: keys that crossed the threshold, and keys that rose to half of it. */
+export interface Applied {
+  crossings: Crossing[]
+  /** Below the threshold in this window but at least half of it: worth judging over a sliding second. */
+  warm: Crossing[]
+}
+
 export interface WindowCountersOptions {
   names: HeatsinkNames
   /** Counter shards per window (1 on a standalone Redis; more spread a window over a Cluster's masters). */
@@ -56,15 +63,20 @@ export class WindowCounters {
     return this.#hotPerWindow
   }
 
-  /** Folds a report's candidates into the sums; resolves to the keys that became hot with it. */
-  async apply(report: WindowReport): Promise<Crossing[]> {
+  /** The nominal window length the thresholds are for. */
+  get windowMs(): number {
+    return this.#options.windowMs
+  }
+
+  /** Folds a report's candidates into the sums; resolves to the keys that crossed or warmed with it. */
+  async apply(report: WindowReport): Promise<Applied> {
     const { shards, names, retainMs } = this.#options
     const byShard = new Map<number, Array<string | number>>()
     for (const candidate of report.candidates) {
       const shard = counterShard(candidate.key, shards)
       let args = byShard.get(shard)
       if (args === undefined) {
-        args = [report.agentId, this.#hotPerWindow, retainMs]
+        args = [report.agentId, this.#hotPerWindow, retainMs, Math.ceil(this.#hotPerWindow / 2)]
         byShard.set(shard, args)
       }
       args.push(candidate.key, candidate.count, candidate.writes, candidate.misses)
@@ -74,19 +86,21 @@ export class WindowCounters {
         this.#redis.applyReport(names.windowCountersKey(report.windowStart, shard), ...args),
       ),
     )
-    const crossings: Crossing[] = []
+    const applied: Applied = { crossings: [], warm: [] }
     for (const flat of results) {
-      for (let i = 0; i < flat.length; i += 4) {
-        crossings.push({
+      for (let i = 0; i < flat.length; i += 5) {
+        const found: Crossing = {
           key: String(flat[i]),
           windowStart: report.windowStart,
           count: Number(flat[i + 1]),
           writes: Number(flat[i + 2]),
           misses: Number(flat[i + 3]),
-        })
+        }
+        if (Number(flat[i + 4]) === 1) applied.crossings.push(found)
+        else applied.warm.push(found)
       }
     }
-    return crossings
+    return applied
   }
 
   /** The cluster-wide counts of each key in the window starting at windowStart (absent: not reported). */

@@ -5,10 +5,13 @@ KEYS[1]   the window-shard counters hash (names.windowCountersKey)
 ARGV[1]   agent id (printable ASCII, no spaces: field names below rely on it)
 ARGV[2]   hot threshold: requests per window at which a key is promoted
 ARGV[3]   the hash's lifetime in milliseconds
-ARGV[4..] groups of four: key, count, writes, misses (cumulative for the window, as this agent reported them)
+ARGV[4]   warm floor: a key this report takes to at least this (but below the threshold) is returned too, so
+          the caller can judge it over a sliding second rather than this window alone
+ARGV[5..] groups of four: key, count, writes, misses (cumulative for the window, as this agent reported them)
 
-Returns   a flat array, groups of four, for the keys whose cluster-wide count crossed the threshold with this
-          report: key, count, writes, misses (the new sums)
+Returns   a flat array, groups of five, for the keys whose cluster-wide count crossed the threshold with this
+          report (crossed = 1) or rose to the warm floor or above without crossing (crossed = 0):
+          key, count, writes, misses (the new sums), crossed
 
 Fields, all plain integers:
   <agent>\n<key>        the agent's largest count        \n<key>       the cluster-wide count
@@ -24,7 +27,9 @@ report carries some.
 local hash = KEYS[1]
 local agent = ARGV[1]
 local threshold = tonumber(ARGV[2])
-local groups = (#ARGV - 3) / 4
+local warm = tonumber(ARGV[4])
+local FIRST = 5
+local groups = (#ARGV - FIRST + 1) / 4
 
 -- unpack() is bounded by the Lua C stack (about 8000 values), so long argument lists go in chunks.
 local CHUNK = 1000
@@ -50,7 +55,7 @@ end
 local fields = {}
 local extra = {} -- per group: index in fields of its ' w' agent field, or nil; same for ' m'
 for i = 1, groups do
-  local base = 4 * i
+  local base = FIRST + 4 * (i - 1)
   local key = ARGV[base]
   fields[#fields + 1] = agent .. '\n' .. key
   fields[#fields + 1] = '\n' .. key
@@ -72,7 +77,7 @@ local values = hmget(fields)
 local updates, crossed = {}, {}
 local position = 1
 for i = 1, groups do
-  local base = 4 * i
+  local base = FIRST + 4 * (i - 1)
   local previous = tonumber(values[position] or 0)
   local sum = tonumber(values[position + 1] or 0)
   local count = tonumber(ARGV[base + 1])
@@ -101,12 +106,13 @@ for i = 1, groups do
       sums[kind] = total
     end
   end
-  if sum < threshold and newSum >= threshold then
+  if sum < threshold and newSum >= warm and newSum > sum then
     crossed[#crossed + 1] = ARGV[base]
     crossed[#crossed + 1] = newSum
-    -- A crossing reports the writes and misses sums even when this report carried none.
+    -- The writes and misses sums are reported even when this report carried none.
     crossed[#crossed + 1] = extra[i].w and sums.w or tonumber(redis.call('HGET', hash, ' w\n' .. ARGV[base]) or 0)
     crossed[#crossed + 1] = extra[i].m and sums.m or tonumber(redis.call('HGET', hash, ' m\n' .. ARGV[base]) or 0)
+    crossed[#crossed + 1] = newSum >= threshold and 1 or 0
   end
   position = position + 2 + (extra[i].w and 2 or 0) + (extra[i].m and 2 or 0)
 end

@@ -31,11 +31,6 @@ export async function until(condition: () => boolean, what: string, timeoutMs = 
   }
 }
 
-/** Ascending copy's p-quantile (0..1), nearest rank. */
-export function quantile(sorted: ArrayLike<number>, p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? Number.NaN
-}
-
 /**
  * Counts the GETs of one key the server runs (MONITOR on a plain socket): exact even when other clients share
  * the server, where INFO commandstats counts every client's GETs. The key must need no escaping.
