@@ -55,14 +55,14 @@ export interface HeatsinkNames {
    * holds. The split factor is part of the name, so two layouts of one key never share a shard.
    */
   splitShardKey(key: string, splitFactor: number, index: number, tag: string): string
-  /** The gate of that shard, a hash in the shard's slot: whether the shard takes writes, and where they go if not. */
+  /** The gate of that shard, a string in the shard's slot: whether the shard takes writes, and where they go if not. */
   splitGateKey(key: string, splitFactor: number, index: number, tag: string): string
   /**
    * Held while a split key is folded, resharded or reconciled (one worker per key); same slot as `key`, and
    * scripts on the key treat its existence as "a fold is running".
    */
   splitLeaseKey(key: string): string
-  /** Hash of the counter moves already added to `key` (exactly-once folds); same slot as `key`. */
+  /** Journal (a string) of the counter moves already added to `key`, for exactly-once folds; same slot as `key`. */
   splitJournalKey(key: string): string
   /** Set of members written or removed on `key` through the splitter while a fold runs; same slot as `key`. */
   splitTouchedKey(key: string): string

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { createNames, InvalidNamespaceError, redisClusterSlot } from '../src/index.js'
+import { createNames, InvalidNamespaceError, redisClusterSlot, slotTag } from '../src/index.js'
 
 function allNames(names: ReturnType<typeof createNames>): string[] {
   return [
@@ -109,5 +109,71 @@ describe('window counters', () => {
       Array.from({ length: 16 }, (_, shard) => redisClusterSlot(names.windowCountersKey(0, shard))),
     )
     expect(slots.size).toBe(16)
+  })
+})
+
+describe('split names', () => {
+  const names = createNames('hs')
+  const keys = ['likes:post:9001', 'user:{42}:followers', 'odd}key{', '{}empty', 'ключ', '{a}{b}']
+
+  it('put each shard and its gate in the slot of the given tag, whatever braces the key holds', () => {
+    for (const key of keys) {
+      for (const slot of [0, 5461, 10923, 16383]) {
+        const tag = slotTag(slot)
+        expect(redisClusterSlot(names.splitShardKey(key, 8, 3, tag))).toBe(slot)
+        expect(redisClusterSlot(names.splitGateKey(key, 8, 3, tag))).toBe(slot)
+      }
+    }
+  })
+
+  it('pin the shard name format', () => {
+    expect(names.splitShardKey('likes:1', 8, 3, 'a1')).toBe('hs:split:{a1}:8:3:d:likes:1')
+    expect(names.splitGateKey('likes:1', 8, 3, 'a1')).toBe('hs:split:{a1}:8:3:g:likes:1')
+  })
+
+  it('never give two shards, layouts or roles the same name', () => {
+    const all = new Set<string>()
+    let count = 0
+    for (const key of ['k', 'k:g:k', 'd:k', 'k:d']) {
+      for (const n of [2, 4, 8]) {
+        for (let i = 0; i < n; i++) {
+          all.add(names.splitShardKey(key, n, i, 'x')).add(names.splitGateKey(key, n, i, 'x'))
+          count += 2
+        }
+      }
+    }
+    expect(all.size).toBe(count)
+  })
+
+  it("keep the per-key helpers in the key's own slot, under the namespace, apart from the cache lease", () => {
+    for (const key of keys) {
+      const helpers = [
+        names.splitLeaseKey(key),
+        names.splitJournalKey(key),
+        names.splitTouchedKey(key),
+        names.splitStampKey(key),
+      ]
+      for (const name of helpers) {
+        expect(redisClusterSlot(name)).toBe(redisClusterSlot(key))
+        expect(name.startsWith('hs:split-')).toBe(true)
+      }
+      expect(new Set([...helpers, names.leaseKey(key)]).size).toBe(5)
+    }
+    expect(names.splitReconcilerLeaseKey).toBe('hs:split-reconciler')
+    expect(names.splitFoldedKey).toBe('hs:split-folded')
+  })
+
+  it.each([
+    [1, 0, 'a'],
+    [8, 8, 'a'],
+    [8, -1, 'a'],
+    [8, 1.5, 'a'],
+    [2.5, 0, 'a'],
+    [8, 0, ''],
+    [8, 0, 'a}b'],
+    [8, 0, '{a}'],
+  ])('rejects splitFactor %d, index %d, tag %j', (n, index, tag) => {
+    expect(() => names.splitShardKey('k', n, index, tag)).toThrow(RangeError)
+    expect(() => names.splitGateKey('k', n, index, tag)).toThrow(RangeError)
   })
 })
