@@ -52,69 +52,66 @@ local function hset(pairs)
 end
 
 -- Field names to read: count (agent, sum) for every key; writes and misses (agent, sum) only where reported.
+-- Per-key positions live in flat arrays, not a table per key: allocation is most of this script's cost.
 local fields = {}
-local extra = {} -- per group: index in fields of its ' w' agent field, or nil; same for ' m'
+local at, wAt, mAt = {}, {}, {}
 for i = 1, groups do
   local base = FIRST + 4 * (i - 1)
   local key = ARGV[base]
-  fields[#fields + 1] = agent .. '\n' .. key
-  fields[#fields + 1] = '\n' .. key
-  local slots = {}
+  local n = #fields
+  at[i] = n + 1
+  fields[n + 1] = agent .. '\n' .. key
+  fields[n + 2] = '\n' .. key
+  n = n + 2
   if ARGV[base + 2] ~= '0' then
-    slots.w = #fields + 1
-    fields[#fields + 1] = ' w' .. agent .. '\n' .. key
-    fields[#fields + 1] = ' w\n' .. key
+    wAt[i] = n + 1
+    fields[n + 1] = ' w' .. agent .. '\n' .. key
+    fields[n + 2] = ' w\n' .. key
+    n = n + 2
   end
   if ARGV[base + 3] ~= '0' then
-    slots.m = #fields + 1
-    fields[#fields + 1] = ' m' .. agent .. '\n' .. key
-    fields[#fields + 1] = ' m\n' .. key
+    mAt[i] = n + 1
+    fields[n + 1] = ' m' .. agent .. '\n' .. key
+    fields[n + 2] = ' m\n' .. key
   end
-  extra[i] = slots
 end
 local values = hmget(fields)
 
 local updates, crossed = {}, {}
-local position = 1
+local u = 0
+
+-- Keeps the larger of the agent's previous and reported value at fields[p]; returns the new cluster-wide sum.
+local function fold(p, reported)
+  local mine = tonumber(values[p] or 0)
+  local total = tonumber(values[p + 1] or 0)
+  if reported > mine then
+    total = total + reported - mine
+    updates[u + 1] = fields[p]
+    updates[u + 2] = reported
+    updates[u + 3] = fields[p + 1]
+    updates[u + 4] = total
+    u = u + 4
+  end
+  return total
+end
+
 for i = 1, groups do
   local base = FIRST + 4 * (i - 1)
-  local previous = tonumber(values[position] or 0)
-  local sum = tonumber(values[position + 1] or 0)
-  local count = tonumber(ARGV[base + 1])
-  local newSum = sum
-  if count > previous then
-    newSum = sum + count - previous
-    updates[#updates + 1] = fields[position]
-    updates[#updates + 1] = count
-    updates[#updates + 1] = fields[position + 1]
-    updates[#updates + 1] = newSum
-  end
-  local sums = { w = 0, m = 0 }
-  for kind, offset in pairs({ w = 2, m = 3 }) do
-    local at = extra[i][kind]
-    if at then
-      local mine = tonumber(values[at] or 0)
-      local total = tonumber(values[at + 1] or 0)
-      local reported = tonumber(ARGV[base + offset])
-      if reported > mine then
-        total = total + reported - mine
-        updates[#updates + 1] = fields[at]
-        updates[#updates + 1] = reported
-        updates[#updates + 1] = fields[at + 1]
-        updates[#updates + 1] = total
-      end
-      sums[kind] = total
-    end
-  end
+  local p = at[i]
+  local sum = tonumber(values[p + 1] or 0)
+  local newSum = fold(p, tonumber(ARGV[base + 1]))
+  local writes = wAt[i] and fold(wAt[i], tonumber(ARGV[base + 2]))
+  local misses = mAt[i] and fold(mAt[i], tonumber(ARGV[base + 3]))
   if sum < threshold and newSum >= warm and newSum > sum then
-    crossed[#crossed + 1] = ARGV[base]
-    crossed[#crossed + 1] = newSum
+    local key = ARGV[base]
+    local n = #crossed
+    crossed[n + 1] = key
+    crossed[n + 2] = newSum
     -- The writes and misses sums are reported even when this report carried none.
-    crossed[#crossed + 1] = extra[i].w and sums.w or tonumber(redis.call('HGET', hash, ' w\n' .. ARGV[base]) or 0)
-    crossed[#crossed + 1] = extra[i].m and sums.m or tonumber(redis.call('HGET', hash, ' m\n' .. ARGV[base]) or 0)
-    crossed[#crossed + 1] = newSum >= threshold and 1 or 0
+    crossed[n + 3] = writes or tonumber(redis.call('HGET', hash, ' w\n' .. key) or 0)
+    crossed[n + 4] = misses or tonumber(redis.call('HGET', hash, ' m\n' .. key) or 0)
+    crossed[n + 5] = newSum >= threshold and 1 or 0
   end
-  position = position + 2 + (extra[i].w and 2 or 0) + (extra[i].m and 2 or 0)
 end
 if #updates > 0 then hset(updates) end
 redis.call('PEXPIRE', hash, ARGV[3])
