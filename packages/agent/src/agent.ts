@@ -1,17 +1,32 @@
 import type { Mitigation } from '@heatsink/protocol'
 import { TumblingWindows, WindowRecorder } from '@heatsink/sketch'
+import {
+  createStampedeGuard,
+  delAndBreakLease,
+  delAndBreakLeases,
+  fillChannel,
+  GuardClosedError,
+  type SetArguments,
+  type StampedeGuard,
+  setAndBreakLease,
+  unwrapStored,
+} from '@heatsink/stampede'
 import type { Callback, Cluster, Redis, RedisKey } from 'ioredis'
+import { CoalesceStrategy } from './coalesce-strategy.js'
 import { keyName, keysOf, nodeify, takeCallback } from './command-args.js'
 import type { OwnedConnections } from './connections.js'
 import { AgentClosedError, AgentNotReadyError } from './errors.js'
-import { InvalidationBus } from './invalidation-bus.js'
+import { type Invalidate, InvalidationBus } from './invalidation-bus.js'
 import { L1Cache } from './l1-cache.js'
 import { MultiGet } from './multi-get.js'
 import type { ResolvedOptions } from './options.js'
 import { type HotKey, RegistryView } from './registry-view.js'
 import { Reporter } from './reporter.js'
-import { AgentCounters, type AgentStats, statsSnapshot } from './stats.js'
+import { AgentCounters, type AgentStats, type InvalidationSource, statsSnapshot } from './stats.js'
 import {
+  type FetchThrough,
+  type Loader,
+  type LoadOptions,
   LocalCacheStrategy,
   PassThroughStrategy,
   type ReadThrough,
@@ -32,8 +47,8 @@ export interface AgentParts<C extends Redis | Cluster> {
 type Variadic = (...args: unknown[]) => Promise<unknown>
 
 /**
- * The Heatsink agent: ioredis's get, set, del and mget with the same arguments and results, plus detection,
- * reporting, the registry view and L1. Every other command stays on `agent.redis`.
+ * The Heatsink agent: ioredis's get, set, del and mget with the same arguments and results, plus getOrLoad,
+ * detection, reporting, the registry view, L1 and coalescing. Every other command stays on `agent.redis`.
  */
 export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   /** The client the agent wraps, for every command it does not. */
@@ -51,6 +66,8 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   readonly #bus: InvalidationBus
   readonly #reporter: Reporter
   readonly #multiGet: MultiGet
+  readonly #guard: StampedeGuard
+  readonly #fillChannel: string
   readonly #connections: OwnedConnections
   readonly #whenReady: Promise<void>
   #markReady: () => void = () => {}
@@ -69,17 +86,42 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       this.#markReady = resolve
     })
     this.#l1 = new L1Cache(options.l1, clock, this.#counters)
-    this.#channels = parts.openChannels(this.#onMessage)
-    const passThrough = new PassThroughStrategy(this.#readThrough)
-    const localCache = new LocalCacheStrategy({
-      l1: this.#l1,
-      fill: (name) => this.#channels.fill(name),
-      readThrough: this.#readThrough,
-      onMiss: this.#onMiss,
-      counters: this.#counters,
-      log,
+    this.#guard = createStampedeGuard({
+      redis: parts.data,
+      subscriber: false,
+      names,
+      agentId: options.agentId,
+      clock,
+      random: options.random,
+      codec: options.codec,
+      ...options.stampede,
+      onError: (error, { key, phase }) =>
+        log.warn({ key, phase, error: (error as Error).message }, 'background load step failed'),
     })
-    this.#strategies = { local_cache: localCache, split: passThrough, coalesce: passThrough }
+    this.#fillChannel = fillChannel(names)
+    this.#channels = parts.openChannels(this.#onMessage)
+    const guard = this.#guard
+    this.#strategies = {
+      local_cache: new LocalCacheStrategy({
+        l1: this.#l1,
+        fill: (name) => this.#channels.fill(name),
+        readThrough: this.#readRegistered,
+        onMiss: this.#onMiss,
+        fetch: this.#fetch,
+        isCurrent: (name, generation) => guard.isCurrent(name, generation),
+        codec: options.codec,
+        counters: this.#counters,
+        log,
+      }),
+      split: new PassThroughStrategy(this.#readThrough, this.#fetch),
+      coalesce: new CoalesceStrategy({
+        data: parts.data,
+        generations: guard.generations,
+        fetch: this.#fetch,
+        onMiss: this.#onMiss,
+        counters: this.#counters,
+      }),
+    }
     this.#view = new RegistryView({
       readSnapshot: () => this.#data.hget(names.registrySnapshotKey, 'snapshot'),
       readVersion: () => this.#data.hget(names.registrySnapshotKey, 'version'),
@@ -103,7 +145,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       publish: (message) => this.#data.publish(names.invalidationChannel, message),
       agentId: options.agentId,
       clock,
-      l1: this.#l1,
+      invalidate: this.#invalidate,
       counters: this.#counters,
       log,
     })
@@ -119,6 +161,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       recorder: this.#recorder,
       windowMs: options.windowMs,
       view: this.#view,
+      loads: guard,
       counters: this.#counters,
       maxPartialsPerWindow: options.maxPartialReportsPerWindow,
       fastReportFloor: options.fastReportFloor,
@@ -164,24 +207,51 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     return callback === undefined ? result : nodeify(result, callback)
   }
 
-  /** ioredis SET, every form; evicts the key from L1 here at once and, once written, on every agent. */
+  /**
+   * The cached value of `key`, or `loader`'s, loaded once however many callers in however many agents ask at
+   * once (see @heatsink/stampede). local_cache keys are served from L1 first. Values pass through the agent's
+   * codec; callers of one load share the value it decoded or loaded, so treat it as read-only.
+   */
+  async getOrLoad<T>(key: string, loader: Loader<T>, options: LoadOptions): Promise<T> {
+    if (this.#closing !== undefined) throw new AgentClosedError()
+    this.#recorder.record(key, false)
+    const counters = this.#counters
+    counters.requests++
+    counters.reads++
+    counters.loadCalls++
+    const hot = this.#view.get(key)
+    try {
+      if (hot !== undefined) return await hot.strategy.load(key, hot, loader, options)
+      return (await this.#fetch(key, undefined, loader, options)).value
+    } catch (error) {
+      if (error instanceof GuardClosedError) throw new AgentClosedError({ cause: error })
+      throw error
+    }
+  }
+
+  /**
+   * ioredis SET, every form, through a script that also breaks any getOrLoad lease on the key, so no load in
+   * flight anywhere overwrites it; evicts the key from L1 here at once and, once written, on every agent.
+   */
   readonly set = ((key: RedisKey, ...rest: unknown[]) => {
     const callback = takeCallback(rest)
     const name = keyName(key)
     this.#counters.requests++
     this.#recordWrite(name)
-    const pending = Reflect.apply(this.#data.set as Variadic, this.#data, [key, ...rest]) as Promise<unknown>
+    const pending = lossless(key, name)
+      ? setAndBreakLease(this.#data, this.#options.names, name, ...(rest as SetArguments))
+      : (Reflect.apply(this.#data.set as Variadic, this.#data, [key, ...rest]) as Promise<unknown>)
     return nodeify(this.#written([name], pending), callback)
   }) as Redis['set']
 
-  /** ioredis DEL, variadic or with an array; evicts like set. */
+  /** ioredis DEL, variadic or with an array, breaking leases and evicting like set. */
   readonly del = ((...args: unknown[]) => {
     const callback = takeCallback(args)
-    const names = keysOf(args).map(keyName)
+    const keys = keysOf(args)
+    const names = keys.map(keyName)
     this.#counters.requests++
     for (const name of names) this.#recordWrite(name)
-    const pending = Reflect.apply(this.#data.del as Variadic, this.#data, args) as Promise<unknown>
-    return nodeify(this.#written(names, pending), callback)
+    return nodeify(this.#written(names, this.#delete(keys, names, args)), callback)
   }) as Redis['del']
 
   /** ioredis MGET, variadic or with an array; local_cache keys come from L1 and the rest in one MGET. */
@@ -212,10 +282,14 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       registryVersion: this.#view.version,
       invalidationChannelUp: this.#channels.state.up,
       hotKeys: this.#view.values(),
+      loads: this.#guard.totals(),
     })
   }
 
-  /** Sends the last window's report (waiting up to closeTimeoutMs), unsubscribes and quits what the agent opened. */
+  /**
+   * Fails getOrLoad callers still waiting (AgentClosedError), releases the leases this agent holds, sends the
+   * last window's report (waiting up to closeTimeoutMs), unsubscribes and quits what the agent opened.
+   */
   close(): Promise<void> {
     this.#closing ??= this.#close()
     return this.#closing
@@ -226,7 +300,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     const deadline = Date.now() + timeout
     this.#view.stopChecks()
     this.#reporter.stop()
-    await this.#reporter.idle(timeout)
+    await Promise.all([this.#reporter.idle(timeout), within(this.#guard.close(), timeout)])
     this.#windows.stop({ flush: true })
     await this.#reporter.idle(Math.max(0, deadline - Date.now()))
     await this.#channels.close()
@@ -247,7 +321,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       }, timeoutMs)
     })
     try {
-      await Promise.race([this.#whenReady, timedOut])
+      await Promise.race([Promise.all([this.#whenReady, this.#guard.ready()]), timedOut])
     } finally {
       clearTimeout(timer)
     }
@@ -259,6 +333,8 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     this.#l1.setUsable(up)
     if (this.#closing !== undefined) return
     if (!up) {
+      // Invalidations may be lost from now on: no load in flight may be cached.
+      this.#guard.invalidateAll()
       this.#options.log.warn({ agentId: this.agentId }, 'invalidation channel lost, L1 emptied')
       return
     }
@@ -279,6 +355,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     const names = this.#options.names
     if (channel === TRACKING_CHANNEL) this.#bus.receiveTracking(payload)
     else if (payload === null || Array.isArray(payload)) this.#counters.badMessages++
+    else if (channel === this.#fillChannel) this.#guard.onFillMessage(payload.toString())
     else if (channel === names.registryChannel) this.#view.onMessage(payload.toString())
     else if (channel === names.invalidationChannel) this.#bus.receive(payload.toString())
   }
@@ -289,15 +366,55 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       return value
     })
 
+  // A registered key's plain read answers what the application stored, unwrapped from getOrLoad's envelope.
+  // Not for other keys: their reads go to Redis without a reaction on the reply (see get).
+  readonly #readRegistered: ReadThrough = (key, name, hot) =>
+    this.#data.get(key).then((text) => {
+      const value = unwrapStored(text)
+      if (value === null) this.#onMiss(name, hot)
+      return value
+    })
+
+  readonly #fetch: FetchThrough = async (name, hot, loader, options) => {
+    const fetched = await this.#guard.fetch(name, loader, options)
+    if (fetched.source === 'load' || fetched.source === 'peer') this.#onMiss(name, hot)
+    return fetched
+  }
+
   readonly #onMiss = (name: string, hot: HotKey | undefined): void => {
     this.#recorder.recordMiss(name)
     if (hot !== undefined) hot.misses++
   }
 
+  // Every invalidation the agent learns of reaches L1 and the loads in flight (and reads, through the shared
+  // generations), so that neither caches what the invalidation made old.
+  readonly #invalidate: Invalidate = {
+    key: (name: string, source: InvalidationSource) => {
+      this.#l1.invalidate(name, source)
+      this.#guard.invalidate(name)
+    },
+    all: (source: InvalidationSource) => {
+      this.#l1.invalidateAll(source)
+      this.#guard.invalidateAll()
+    },
+  }
+
   #recordWrite(name: string): void {
     this.#recorder.record(name, true)
     this.#counters.writes++
-    this.#l1.invalidate(name, 'local')
+    this.#invalidate.key(name, 'local')
+  }
+
+  // A DEL through the lease-breaking script, or several in one MULTI. A key that is not UTF-8 cannot be a
+  // getOrLoad key (those are strings) and holds no lease; a DEL naming one goes to Redis unchanged.
+  #delete(keys: readonly RedisKey[], names: readonly string[], args: unknown[]): Promise<unknown> {
+    const { names: heatsink } = this.#options
+    if (names.length === 0 || !keys.every((key, i) => lossless(key, names[i] as string))) {
+      return Reflect.apply(this.#data.del as Variadic, this.#data, args) as Promise<unknown>
+    }
+    return names.length === 1
+      ? delAndBreakLease(this.#data, heatsink, names[0] as string)
+      : delAndBreakLeases(this.#data, heatsink, names)
   }
 
   // After a write settles: evict again (a fill may have read the old value meanwhile) and tell the other agents.
@@ -305,7 +422,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     const after = () => {
       const registered: string[] = []
       for (const name of names) {
-        this.#l1.invalidate(name, 'local')
+        this.#invalidate.key(name, 'local')
         if (this.#view.get(name) !== undefined) registered.push(name)
       }
       if (registered.length > 0) this.#bus.publish(registered)
@@ -321,4 +438,16 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       },
     )
   }
+}
+
+/** True when `key` is `name` exactly (a string, or a Buffer holding UTF-8), so scripts may name it by `name`. */
+function lossless(key: RedisKey, name: string): boolean {
+  return !Buffer.isBuffer(key) || Buffer.from(name).equals(key)
+}
+
+/** `promise`, or undefined once `ms` have passed. */
+async function within(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))])
+  clearTimeout(timer)
 }

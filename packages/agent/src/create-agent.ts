@@ -1,3 +1,4 @@
+import { fillChannel } from '@heatsink/stampede'
 import { Cluster, Redis } from 'ioredis'
 import { Agent } from './agent.js'
 import { ClusterTracking } from './cluster-tracking.js'
@@ -58,7 +59,9 @@ function openChannels(
   onMessage: MessageHandler,
 ): InvalidationChannels {
   const { names, agentId, log } = options
-  const channels = [names.registryChannel, names.invalidationChannel]
+  // The stampede guard's lease announcements ride on the agent's subscriber, which resubscribes every channel
+  // after a reconnect (with its new CLIENT ID first); the agent hands them to the guard.
+  const channels = [names.registryChannel, names.invalidationChannel, fillChannel(names)]
   if (data instanceof Cluster) {
     return new ClusterTracking(data, { channels, onMessage, connections, agentId, log })
   }

@@ -31,9 +31,9 @@ export class AgentNotReadyError extends AgentError {
   }
 }
 
-/** ready() was called on, or interrupted by, an agent that has been closed. */
+/** ready() or getOrLoad() was called on, or interrupted by, an agent that has been closed. */
 export class AgentClosedError extends AgentError {
-  constructor() {
-    super('E_AGENT_CLOSED', 'the agent has been closed')
+  constructor(options?: ErrorOptions) {
+    super('E_AGENT_CLOSED', 'the agent has been closed', options)
   }
 }

@@ -1,3 +1,11 @@
+export {
+  type Codec,
+  InvalidStampedeOptionError,
+  jsonCodec,
+  LoadTimeoutError,
+  StampedeError,
+  unwrapStored,
+} from '@heatsink/stampede'
 export { Agent } from './agent.js'
 export { createAgent } from './create-agent.js'
 export { AgentClosedError, AgentError, AgentNotReadyError, InvalidAgentOptionError } from './errors.js'
@@ -10,7 +18,9 @@ export {
   L1_MAX_ENTRIES,
   L1_MIN_ENTRIES,
   type L1Options,
+  type StampedeOptions,
 } from './options.js'
 export { REPORT_STREAM_MAXLEN } from './reporter.js'
-export type { AgentStats, InvalidationSource } from './stats.js'
+export type { AgentStats, InvalidationSource, StampedeTotals } from './stats.js'
+export type { Loader, LoadOptions } from './strategies.js'
 export { TRACKING_CHANNEL } from './tracking.js'

@@ -5,9 +5,14 @@ import {
   WIRE_VERSION,
 } from '@heatsink/protocol'
 import type { Clock } from '@heatsink/sketch'
-import type { L1Cache } from './l1-cache.js'
 import type { AgentLogger } from './options.js'
-import type { AgentCounters } from './stats.js'
+import type { AgentCounters, InvalidationSource } from './stats.js'
+
+/** What an invalidation reaches: L1 and the stampede guard, in the agent. */
+export interface Invalidate {
+  key(name: string, source: InvalidationSource): void
+  all(source: InvalidationSource): void
+}
 
 /** What the bus needs to send and whom it tells. */
 export interface InvalidationBusOptions {
@@ -15,13 +20,13 @@ export interface InvalidationBusOptions {
   publish(message: string): Promise<unknown>
   agentId: string
   clock: Clock
-  l1: L1Cache
+  invalidate: Invalidate
   counters: AgentCounters
   log: AgentLogger
 }
 
 /**
- * L1 invalidation between agents (pub/sub) and from Redis itself (tracking). An agent that wrote keys has already
+ * Invalidation between agents (pub/sub) and from Redis itself (tracking), of L1 and of loads in flight. An agent that wrote keys has already
  * evicted them from its own L1; it announces them so every other agent evicts too, and skips its own
  * announcement when it comes back. Tracking messages name keys some client changed, or are null: Redis
  * flushed, so everything goes.
@@ -59,20 +64,20 @@ export class InvalidationBus {
       return
     }
     if (decoded.value.origin === this.#options.agentId) return
-    for (const key of decoded.value.keys) this.#options.l1.invalidate(key, 'pubsub')
+    for (const key of decoded.value.keys) this.#options.invalidate.key(key, 'pubsub')
   }
 
   /** Handles one `__redis__:invalidate` message: the keys that changed, or null for a flush. */
   receiveTracking(payload: Buffer | Buffer[] | null): void {
-    const l1 = this.#options.l1
+    const invalidate = this.#options.invalidate
     if (payload === null) {
-      l1.invalidateAll('tracking')
+      invalidate.all('tracking')
       return
     }
     if (!Array.isArray(payload)) {
-      l1.invalidate(payload.toString(), 'tracking')
+      invalidate.key(payload.toString(), 'tracking')
       return
     }
-    for (const key of payload) l1.invalidate(key.toString(), 'tracking')
+    for (const key of payload) invalidate.key(key.toString(), 'tracking')
   }
 }

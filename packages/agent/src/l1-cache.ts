@@ -1,16 +1,19 @@
 import { type Clock, systemClock } from '@heatsink/sketch'
+import type { Codec, StaleValue } from '@heatsink/stampede'
 import { LRUCache } from 'lru-cache'
+import { EnvelopeEntry, entryFor, type L1Value, loadedValue, NIL, plainText } from './l1-entry.js'
 import type { L1Options } from './options.js'
 import type { AgentCounters, InvalidationSource } from './stats.js'
 
 /** A fill's answer: the key's value (null when absent) and its PTTL in ms (-1 no TTL, -2 absent). */
 export type Fill = readonly [value: string | null, pttlMs: number]
 
-// Stands for a cached null (the key was absent), which lru-cache cannot hold as a value.
-const NIL: object = Object.freeze({})
 // lru-cache reads its options from this argument and defaults it to a fresh object; one shared object spares
 // an allocation per hit.
 const GET_OPTIONS = {}
+// getOrLoad leaves an expired entry in place: it is the fallback of a caller whose load takes too long.
+const KEEP_EXPIRED = { noDeleteOnStaleGet: true }
+const EXPIRED_TOO = { allowStale: true }
 
 /**
  * The in-process cache of hot keys (seed 001, "Local In-Process Cache"): a fixed-size LRU whose entries live a
@@ -21,9 +24,14 @@ const GET_OPTIONS = {}
  * Every admitted key therefore has a generation, bumped by each invalidation, and every channel loss bumps an
  * epoch; a fill stores its value only if both are unchanged when its answer arrives. Concurrent misses of one
  * key share a fill, and a request arriving after an invalidation starts a new one.
+ *
+ * Values getOrLoad stored are envelopes (@heatsink/stampede): plain reads get the codec's text from them,
+ * getOrLoad the decoded value, and they live ttlFraction of their logical TTL, not of the Redis TTL, which
+ * includes the stale window.
  */
 export class L1Cache {
-  readonly #lru: LRUCache<string, string | object>
+  readonly #lru: LRUCache<string, L1Value>
+  readonly #clock: Clock
   readonly #generations = new Map<string, number>()
   readonly #flights = new Map<string, Promise<string | null>>()
   readonly #counters: AgentCounters
@@ -35,10 +43,11 @@ export class L1Cache {
 
   constructor(options: Required<L1Options>, clock: Clock, counters: AgentCounters) {
     this.#counters = counters
+    this.#clock = clock
     this.#ttlFraction = options.ttlFraction
     this.#maxTtlMs = options.maxTtlMs
     const injected = clock !== systemClock
-    this.#lru = new LRUCache<string, string | object>({
+    this.#lru = new LRUCache<string, L1Value>({
       max: options.maxEntries,
       // The system clock uses lru-cache's own monotonic timer, read at most once per ms; an injected clock is
       // read on every check so tests move lifetimes exactly.
@@ -49,10 +58,23 @@ export class L1Cache {
     })
   }
 
-  /** The cached value (null for a cached absence), or undefined on a miss. */
+  /** The cached value as a plain read answers it (null for a cached absence), or undefined on a miss. */
   get(name: string): string | null | undefined {
     const value = this.#lru.get(name, GET_OPTIONS)
-    return value === NIL ? null : (value as string | undefined)
+    if (typeof value !== 'object') return value
+    return value === NIL ? null : (value as EnvelopeEntry).text
+  }
+
+  /** The cached value as getOrLoad returns it, or undefined on a miss (a cached absence is one: it must load). */
+  getLoaded(name: string, codec: Codec): StaleValue<unknown> | undefined {
+    const value = this.#lru.get(name, KEEP_EXPIRED)
+    return value === undefined ? undefined : loadedValue(value, codec)
+  }
+
+  /** The entry of `name` even if its lifetime has passed (not if invalidated): a late load's fallback. */
+  expired(name: string, codec: Codec): StaleValue<unknown> | undefined {
+    const value = this.#lru.peek(name, EXPIRED_TOO)
+    return value === undefined ? undefined : loadedValue(value, codec)
   }
 
   /** Live entries: expired ones are dropped first (at most maxEntries to look at). */
@@ -108,8 +130,8 @@ export class L1Cache {
   }
 
   /**
-   * Fills `name` through `fill`, or joins the fill in flight. Returns undefined when L1 cannot be filled now
-   * (channels down, or the key not admitted): the caller reads through instead.
+   * Fills `name` through `fill`, or joins the fill in flight, answering as a plain read. Returns undefined when
+   * L1 cannot be filled now (channels down, or the key not admitted): the caller reads through instead.
    */
   load(name: string, fill: (name: string) => Promise<Fill>): Promise<string | null> | undefined {
     const flight = this.#flights.get(name)
@@ -118,12 +140,13 @@ export class L1Cache {
     if (!this.#usable || generation === undefined) return undefined
     const epoch = this.#epoch
     const started: Promise<string | null> = fill(name).then(
-      ([value, pttl]) => {
+      ([text, pttl]) => {
         if (this.#flights.get(name) === started) this.#flights.delete(name)
+        const entry = entryFor(text)
         if (this.#usable && this.#epoch === epoch && this.#generations.get(name) === generation) {
-          this.#store(name, value, pttl)
+          this.#store(name, entry, pttl)
         }
-        return value
+        return plainText(entry)
       },
       (error: unknown) => {
         if (this.#flights.get(name) === started) this.#flights.delete(name)
@@ -144,10 +167,17 @@ export class L1Cache {
   }
 
   // An entry lives ttlFraction of the key's remaining TTL, capped; a key without TTL (or absent) gets the cap.
-  #store(name: string, value: string | null, pttl: number): void {
+  // For an envelope the TTL is its logical one: past it, getOrLoad's guard must see reads to refresh.
+  #store(name: string, entry: L1Value, pttl: number): void {
+    let remaining = pttl
+    if (entry instanceof EnvelopeEntry) {
+      const logical = entry.envelope.expiresAt - this.#clock.now()
+      remaining = pttl >= 0 ? Math.min(pttl, logical) : logical
+      if (remaining <= 0) return
+    }
     const lifetime =
-      pttl >= 0 ? Math.min(Math.floor(pttl * this.#ttlFraction), this.#maxTtlMs) : this.#maxTtlMs
+      remaining >= 0 ? Math.min(Math.floor(remaining * this.#ttlFraction), this.#maxTtlMs) : this.#maxTtlMs
     if (lifetime < 1) return
-    this.#lru.set(name, value === null ? NIL : value, { ttl: lifetime })
+    this.#lru.set(name, entry, { ttl: lifetime })
   }
 }

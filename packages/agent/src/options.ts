@@ -7,6 +7,7 @@ import {
   systemClock,
   type WindowRecorderOptions,
 } from '@heatsink/sketch'
+import { type Codec, jsonCodec } from '@heatsink/stampede'
 import type { Cluster, Redis } from 'ioredis'
 import { InvalidAgentOptionError } from './errors.js'
 
@@ -26,6 +27,18 @@ export interface L1Options {
   ttlFraction?: number
   /** Cap on an entry's lifetime, and the lifetime of keys without a TTL, in ms; default 5000. */
   maxTtlMs?: number
+}
+
+/** How getOrLoad's loads are coordinated across agents (the stampede guard's timing). */
+export interface StampedeOptions {
+  /** Lease time to live in ms, extended every third of it while a load runs; default 5000. */
+  leaseMs?: number
+  /** A load holds its lease at most this long, so a hung loader frees the key; default 60,000 ms. */
+  maxLeaseMs?: number
+  /** Base of the jittered poll, base x (1 + random), while waiting on another agent's lease; default 50 ms. */
+  pollMs?: number
+  /** maxWaitMs of getOrLoad calls that give none; default 5000 ms. */
+  maxWaitMs?: number
 }
 
 /** Options of createAgent. */
@@ -59,6 +72,14 @@ export interface AgentOptions<C extends Redis | Cluster = Redis | Cluster> {
   closeTimeoutMs?: number
   /** Sizing of the per-window sketch (width, depth, topK, capacity...). */
   sketch?: Omit<WindowRecorderOptions, 'onFloorCrossed' | 'windowStart' | 'reportFloor'>
+  /**
+   * Turns getOrLoad's values into the text stored in Redis and back, for every key of this agent: agents sharing
+   * keys must use the same one. Default JSON.
+   */
+  codec?: Codec
+  /** Uniform in [0, 1): TTL jitter, XFetch draws and lease-poll jitter of getOrLoad; default Math.random. */
+  random?: () => number
+  stampede?: StampedeOptions
 }
 
 /** Options after defaults and validation. */
@@ -76,6 +97,9 @@ export interface ResolvedOptions {
   readonly readyTimeoutMs: number
   readonly closeTimeoutMs: number
   readonly sketch: Omit<WindowRecorderOptions, 'onFloorCrossed' | 'windowStart' | 'reportFloor'>
+  readonly codec: Codec
+  readonly random: () => number
+  readonly stampede: Required<StampedeOptions>
 }
 
 export const L1_MIN_ENTRIES = 512
@@ -111,6 +135,10 @@ export function resolveOptions(options: AgentOptions): ResolvedOptions {
       `must be an integer from ${L1_MIN_ENTRIES} to ${L1_MAX_ENTRIES}, got ${maxEntries}`,
     )
   }
+  const stampede = options.stampede ?? {}
+  if (options.random !== undefined && typeof options.random !== 'function') {
+    throw new InvalidAgentOptionError('random', 'must be a function returning a number in [0, 1)')
+  }
   const ttlFraction = l1.ttlFraction ?? DEFAULT_TTL_FRACTION
   if (!(ttlFraction > 0 && ttlFraction <= 1)) {
     throw new InvalidAgentOptionError('l1.ttlFraction', `must be above 0 and at most 1, got ${ttlFraction}`)
@@ -133,7 +161,23 @@ export function resolveOptions(options: AgentOptions): ResolvedOptions {
     readyTimeoutMs: integer('readyTimeoutMs', options.readyTimeoutMs ?? 10_000, 1),
     closeTimeoutMs: integer('closeTimeoutMs', options.closeTimeoutMs ?? 1000, 0),
     sketch: options.sketch ?? {},
+    codec: codec(options.codec),
+    random: options.random ?? Math.random,
+    stampede: {
+      leaseMs: integer('stampede.leaseMs', stampede.leaseMs ?? 5000, 1),
+      maxLeaseMs: integer('stampede.maxLeaseMs', stampede.maxLeaseMs ?? 60_000, 1),
+      pollMs: integer('stampede.pollMs', stampede.pollMs ?? 50, 1),
+      maxWaitMs: integer('stampede.maxWaitMs', stampede.maxWaitMs ?? 5000, 1),
+    },
   }
+}
+
+function codec(given: Codec | undefined): Codec {
+  if (given === undefined) return jsonCodec
+  if (typeof given.encode !== 'function' || typeof given.decode !== 'function') {
+    throw new InvalidAgentOptionError('codec', 'must have encode(value) and decode(text) functions')
+  }
+  return given
 }
 
 function integer(option: string, value: number, min: number): number {

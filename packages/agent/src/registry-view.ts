@@ -21,6 +21,9 @@ export class HotKey {
   l1Misses = 0
   /** Reads that found nothing. */
   misses = 0
+  /** coalesce: plain reads that sent a GET, and plain reads that shared one already in flight. */
+  readsSent = 0
+  readsJoined = 0
 
   constructor(entry: RegistryEntry, strategy: MitigationStrategy) {
     this.key = entry.key
@@ -33,6 +36,8 @@ export class HotKey {
     this.l1Hits = 0
     this.l1Misses = 0
     this.misses = 0
+    this.readsSent = 0
+    this.readsJoined = 0
   }
 }
 

@@ -8,13 +8,22 @@ import {
   WIRE_VERSION,
 } from '@heatsink/protocol'
 import type { Clock, HeavyHitter, WindowRecorder, WindowSummary } from '@heatsink/sketch'
+import type { KeyStats } from '@heatsink/stampede'
 import type { Cluster, Redis } from 'ioredis'
 import type { AgentLogger } from './options.js'
-import type { RegistryView } from './registry-view.js'
+import type { HotKey, RegistryView } from './registry-view.js'
 import type { AgentCounters } from './stats.js'
 
 /** Approximate cap on every report stream (XADD MAXLEN ~). */
 export const REPORT_STREAM_MAXLEN = 10_000
+
+/** getOrLoad's per-key counters (the stampede guard's). */
+export interface LoadStats {
+  /** A key's counters in the open window. */
+  keyStats(key: string): KeyStats | undefined
+  /** Every key's counters for the window now ending; the next starts at zero. */
+  takeWindowStats(): Map<string, KeyStats>
+}
 
 /** What a Reporter needs. */
 export interface ReporterOptions {
@@ -25,6 +34,7 @@ export interface ReporterOptions {
   recorder: WindowRecorder
   windowMs: number
   view: RegistryView
+  loads: LoadStats
   counters: AgentCounters
   maxPartialsPerWindow: number
   /** The fast-report floor: a key at or above it in the open window, not yet registered, keeps partials going. */
@@ -127,7 +137,7 @@ export class Reporter {
     const { connection, counters } = this.#options
     // Statistics are read (and for a final report reset) even when the report is dropped, so that a window's
     // counts never leak into the next one.
-    const hotKeyStats = this.#hotKeyStats(!partial)
+    const hotKeyStats = this.#hotKeyStats(!partial, hitters)
     if (this.#inFlight !== undefined || connection.status !== 'ready') {
       this.#pendingDropped++
       counters.reportsDropped++
@@ -166,35 +176,54 @@ export class Reporter {
     return true
   }
 
-  #hotKeyStats(reset: boolean): HotKeyStats[] {
+  // Every registered key, with getOrLoad's counters and coalesced plain reads (a GET sent is the coalesce
+  // mitigation's upstream load); a window's final report adds the keys getOrLoad served that are among its
+  // hitters, so the aggregator knows their collapse ratio too while the report stays bounded by the hitters.
+  #hotKeyStats(reset: boolean, hitters: readonly HeavyHitter[]): HotKeyStats[] {
+    const { view, loads } = this.#options
+    const taken = reset ? loads.takeWindowStats() : undefined
     const stats: HotKeyStats[] = []
-    for (const hot of this.#options.view.values()) {
+    for (const hot of view.values()) {
       if (stats.length < MAX_HOT_KEY_STATS) {
-        stats.push({
-          key: hot.key,
-          l1Hits: hot.l1Hits,
-          l1Misses: hot.l1Misses,
-          coalescedWaiters: 0,
-          upstreamLoads: 0,
-          staleServes: 0,
-          leaseWaits: 0,
-          timeouts: 0,
-          misses: hot.misses,
-        })
+        stats.push(keyStats(hot.key, taken === undefined ? loads.keyStats(hot.key) : taken.get(hot.key), hot))
       }
       if (reset) hot.resetWindow()
+    }
+    if (taken === undefined || taken.size === 0) return stats
+    for (const { key, misses } of hitters) {
+      if (stats.length >= MAX_HOT_KEY_STATS) break
+      const counted = taken.get(key)
+      if (counted !== undefined && view.get(key) === undefined && onTheWire(key)) {
+        stats.push({ ...keyStats(key, counted, undefined), misses })
+      }
     }
     return stats
   }
 }
 
-// A key the wire refuses (empty, or over MAX_KEY_BYTES) would make the aggregator refuse the whole report.
+function keyStats(key: string, loads: KeyStats | undefined, hot: HotKey | undefined): HotKeyStats {
+  return {
+    key,
+    l1Hits: hot?.l1Hits ?? 0,
+    l1Misses: hot?.l1Misses ?? 0,
+    coalescedWaiters: (loads?.coalescedWaiters ?? 0) + (hot?.readsJoined ?? 0),
+    upstreamLoads: (loads?.upstreamLoads ?? 0) + (hot?.readsSent ?? 0),
+    staleServes: loads?.staleServes ?? 0,
+    leaseWaits: loads?.leaseWaits ?? 0,
+    timeouts: loads?.timeouts ?? 0,
+    misses: hot?.misses ?? 0,
+  }
+}
+
 function candidates(hitters: readonly HeavyHitter[]): CandidateEntry[] {
   const entries: CandidateEntry[] = []
   for (const { key, count, reads, writes, misses } of hitters) {
-    if (key.length === 0 || (key.length * 3 > MAX_KEY_BYTES && Buffer.byteLength(key) > MAX_KEY_BYTES))
-      continue
-    entries.push({ key, count, reads, writes, misses })
+    if (onTheWire(key)) entries.push({ key, count, reads, writes, misses })
   }
   return entries
+}
+
+// A key the wire refuses (empty, or over MAX_KEY_BYTES) would make the aggregator refuse the whole report.
+function onTheWire(key: string): boolean {
+  return key.length > 0 && (key.length * 3 <= MAX_KEY_BYTES || Buffer.byteLength(key) <= MAX_KEY_BYTES)
 }

@@ -1,4 +1,5 @@
 import type { Mitigation } from '@heatsink/protocol'
+import type { KeyStats } from '@heatsink/stampede'
 
 /** Where an L1 invalidation came from. */
 export type InvalidationSource = 'local' | 'pubsub' | 'tracking' | 'channelLoss' | 'registry'
@@ -36,6 +37,19 @@ export interface AgentStats {
   invalidationChannelUp: boolean
   /** Registered keys by mitigation, as this agent sees the registry. */
   hotKeys: Record<Mitigation, number>
+  /**
+   * getOrLoad: calls, and what the stampede guard did for them, summed over keys (see KeyStats in
+   * @heatsink/stampede): loader calls (of which background refreshes), callers served by a load they did not
+   * start, stale values served, waits on another agent's lease, callers past their maxWaitMs.
+   */
+  stampede: StampedeTotals
+  /** Plain reads of coalesce keys: GETs sent to Redis, and reads that shared a GET already in flight. */
+  coalescedReads: { sent: number; joined: number }
+}
+
+/** getOrLoad's counters in AgentStats. */
+export interface StampedeTotals extends KeyStats {
+  calls: number
 }
 
 /** The mutable counters behind AgentStats, shared by the agent's parts; plain fields so that counting is one add. */
@@ -58,6 +72,9 @@ export class AgentCounters {
   partialReports = 0
   registryReloads = 0
   badMessages = 0
+  loadCalls = 0
+  coalescedReadsSent = 0
+  coalescedReadsJoined = 0
 }
 
 /** What stats() reads besides the counters. */
@@ -66,6 +83,8 @@ export interface StatsSources {
   registryVersion: number
   invalidationChannelUp: boolean
   hotKeys: Iterable<{ mitigation: Mitigation }>
+  /** The stampede guard's totals. */
+  loads: KeyStats
 }
 
 /** A copy of the counters with the current gauges, for stats(). */
@@ -90,5 +109,7 @@ export function statsSnapshot(counters: AgentCounters, sources: StatsSources): A
     badMessages: c.badMessages,
     invalidationChannelUp: sources.invalidationChannelUp,
     hotKeys,
+    stampede: { calls: c.loadCalls, ...sources.loads },
+    coalescedReads: { sent: c.coalescedReadsSent, joined: c.coalescedReadsJoined },
   }
 }

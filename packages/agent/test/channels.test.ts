@@ -2,7 +2,7 @@ import { createNames } from '@heatsink/protocol'
 import { useTestRedis } from '@heatsink/test'
 import { describe, expect, it } from 'vitest'
 import { publishRegistry, registerSilently } from '../src/testing.js'
-import { captureLog, clientIdByName, useAgents, waitFor } from './support/helpers.js'
+import { captureLog, clientIdByName, controlledLoader, useAgents, waitFor } from './support/helpers.js'
 
 const redis = useTestRedis()
 const newAgent = useAgents(redis)
@@ -106,5 +106,35 @@ describe('losing an invalidation channel', () => {
     await waitFor(() => agent.stats().badMessages === 2, 'both bad messages')
     expect(await agent.get(key)).toBe('v1')
     expect(agent.stats().invalidationChannelUp).toBe(true)
+  })
+
+  it('a lost channel detaches the loads in flight: nothing of them is cached, and the next call loads', async () => {
+    const capture = captureLog()
+    const agent = newAgent({ agentId: 'load-lost', log: capture.log, stampede: { leaseMs: 60_000 } })
+    await agent.ready()
+    const key = `${redis().namespace}:loading`
+    const leaseKey = createNames(redis().namespace).leaseKey(key)
+    const plain = redis().client()
+    const admin = redis().client()
+    const loader = controlledLoader<string>()
+    const inFlight = agent.getOrLoad(key, loader, { ttlSeconds: 60 })
+    await waitFor(() => loader.calls === 1, 'the load')
+
+    // Invalidations of the key may be lost while the channel is down: the load must not be cached.
+    const lost = capture.next(LOST)
+    const live = capture.next(LIVE)
+    await admin.client('KILL', 'ID', String(await clientIdByName(admin, 'heatsink:sub:load-lost')))
+    await lost
+    await waitFor(async () => (await plain.exists(leaseKey)) === 0, 'the lease released')
+    loader.call(0).resolve('loaded across the loss')
+    expect(await inFlight).toBe('loaded across the loss')
+    expect(await plain.exists(key)).toBe(0)
+
+    await live
+    const next = agent.getOrLoad(key, loader, { ttlSeconds: 60 })
+    await waitFor(() => loader.calls === 2, 'a new load')
+    loader.call(1).resolve('loaded again')
+    expect(await next).toBe('loaded again')
+    expect(await plain.get(key)).toContain('"loaded again"')
   })
 })

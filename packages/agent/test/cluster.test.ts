@@ -1,11 +1,12 @@
 import { type RedisCluster, ServiceUnavailableError, startRedisCluster } from '@heatsink/devservices'
 import { createNames, redisClusterSlot } from '@heatsink/protocol'
+import { ManualClock } from '@heatsink/sketch'
 import { testNamespace } from '@heatsink/test'
 import { Cluster, Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { type Agent, createAgent } from '../src/index.js'
 import { publishRegistry } from '../src/testing.js'
-import { captureLog, waitFor } from './support/helpers.js'
+import { captureLog, controlledLoader, waitFor } from './support/helpers.js'
 
 let servers: RedisCluster | undefined
 let unavailable = ''
@@ -157,5 +158,55 @@ describe('on a Redis Cluster', () => {
     await live
     await waitFor(() => agent.stats().l1Entries === keys.length, 'L1 refilled')
     for (const key of keys) expect(await agent.get(key)).toBe(`${key}=3`)
+  })
+
+  it('coalesces getOrLoad across agents for keys on every master, and a set breaks the lease there', async () => {
+    const namespace = testNamespace()
+    // The clock stands still: a waiting agent learns of the fill only from the announcement, which rides on
+    // the subscriber of the first master and reaches it from whichever master ran the fill.
+    const clock = new ManualClock(1_700_000_000_000)
+    const start = async (agentId: string) => {
+      const agent = createAgent({
+        redis: await cluster(),
+        namespace,
+        agentId,
+        clock,
+        stampede: { leaseMs: 60_000 },
+      })
+      agents.push(agent)
+      await agent.ready()
+      return agent
+    }
+    const both = [await start('a'), await start('b')]
+    const [a, b] = both as [Agent, Agent]
+    const plain = await cluster()
+    const leaseWaits = () => a.stats().stampede.leaseWaits + b.stats().stampede.leaseWaits
+    const options = { ttlSeconds: 60 }
+
+    for (const key of keysOnEveryMaster(plain, namespace, 'loaded')) {
+      const loader = controlledLoader<string>()
+      const waits = leaseWaits()
+      const calls = both.flatMap((agent) =>
+        Array.from({ length: 100 }, () => agent.getOrLoad(key, loader, options)),
+      )
+      await waitFor(
+        () => loader.calls === 1 && leaseWaits() === waits + 1,
+        `one load of ${key}, one agent waiting`,
+      )
+      loader.call(0).resolve(key)
+      expect(new Set(await Promise.all(calls))).toEqual(new Set([key]))
+      expect(loader.calls).toBe(1)
+    }
+
+    for (const key of keysOnEveryMaster(plain, namespace, 'written')) {
+      const loader = controlledLoader<string>()
+      const inFlight = a.getOrLoad(key, loader, options)
+      await waitFor(() => loader.calls === 1, `the load of ${key}`)
+      expect(await b.set(key, JSON.stringify('written'))).toBe('OK')
+      loader.call(0).resolve('read before the write')
+      expect(await inFlight).toBe('read before the write')
+      expect(await plain.get(key)).toBe('"written"')
+      expect(await a.getOrLoad(key, loader, options)).toBe('written')
+    }
   })
 })

@@ -65,6 +65,44 @@ describe('wrapped commands', () => {
     expect(agent.stats()).toMatchObject({ requests: 14, reads: 10, writes: 9 })
   })
 
+  it('SET and DEL break getOrLoad leases in every form, and answer as ioredis does', async () => {
+    const agent = newAgent()
+    await agent.ready()
+    const { namespace } = redis()
+    const names = createNames(namespace)
+    const plain = redis().client()
+    const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((name) => `${namespace}:leased:${name}`) as [
+      string,
+      string,
+      string,
+      string,
+    ]
+    // As if another agent were loading each key.
+    for (const key of [a, b, c, d]) await plain.set(names.leaseKey(key), 'other-agent:token', 'PX', 60_000)
+
+    expect(await agent.set(a, 'one', 'PX', 60_000)).toBe('OK')
+    expect(await plain.exists(names.leaseKey(a))).toBe(0)
+    expect(await agent.set(a, 'two', 'KEEPTTL', 'GET')).toBe('one')
+    expect(await plain.pttl(a)).toBeGreaterThan(59_000)
+    expect(await agent.set(a, 'three', 'NX')).toBeNull()
+    expect(await agent.set(Buffer.from(b), 'bee', 'XX')).toBeNull()
+    expect(await plain.exists(names.leaseKey(b))).toBe(0)
+    const deleted = await new Promise((resolve, reject) =>
+      agent.del(c, (error, count) => (error ? reject(error) : resolve(count))),
+    )
+    expect(deleted).toBe(0)
+    expect(await agent.del([d, a, a])).toBe(1)
+    expect(await plain.exists(a, ...[a, b, c, d].map((key) => names.leaseKey(key)))).toBe(0)
+    expect(await agent.get(a)).toBeNull()
+
+    // A Buffer key that is not UTF-8 (it cannot be a getOrLoad key) is written byte for byte.
+    const binary = Buffer.concat([Buffer.from(`${namespace}:`), Buffer.from([0xff, 0xfe])])
+    expect(await agent.set(binary, 'bytes')).toBe('OK')
+    expect(await plain.get(binary)).toBe('bytes')
+    expect(await agent.del(binary, `${namespace}:none`)).toBe(1)
+    await expect(agent.del()).rejects.toThrow(/wrong number of arguments/)
+  })
+
   it('MGET serves local_cache keys from L1 and sends only the rest to Redis', async () => {
     const { namespace, url } = redis()
     const hot = `${namespace}:hot`

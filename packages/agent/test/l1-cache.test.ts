@@ -1,4 +1,5 @@
 import { ManualClock } from '@heatsink/sketch'
+import { encodeEnvelope, jsonCodec } from '@heatsink/stampede'
 import { describe, expect, it } from 'vitest'
 import { type Fill, L1Cache } from '../src/l1-cache.js'
 import { AgentCounters } from '../src/stats.js'
@@ -57,6 +58,47 @@ describe('L1Cache', () => {
     expect([l1.get('ttl100s'), l1.get('none'), l1.get('absent')]).toEqual(['b', 'c', null])
     clock.advance(1)
     expect([l1.get('ttl100s'), l1.get('none'), l1.get('absent')]).toEqual([undefined, undefined, undefined])
+  })
+
+  it('keeps a getOrLoad envelope for ttlFraction of its logical TTL: its text for plain reads, its value decoded once', async () => {
+    const { l1, clock } = cache()
+    const envelope = (expiresAt: number, kind: 'v' | 'u' | 'n', payload = '') =>
+      encodeEnvelope({ expiresAt, deltaMs: 5, kind, payload })
+    l1.admit('k')
+    // A PTTL of 70 s (a 60 s stale window included) but 10 s of logical TTL: the entry lives 0.2 x 10 s.
+    const text = envelope(clock.now() + 10_000, 'v', '{"a":1}')
+    expect(await l1.load('k', async () => [text, 70_000] as const)).toBe('{"a":1}')
+    expect(l1.get('k')).toBe('{"a":1}')
+    const loaded = l1.getLoaded('k', jsonCodec)
+    expect(loaded).toEqual({ value: { a: 1 } })
+    expect(l1.getLoaded('k', jsonCodec)?.value).toBe(loaded?.value)
+    clock.advance(2000)
+    expect(l1.getLoaded('k', jsonCodec)).toBeDefined()
+    clock.advance(1)
+    expect(l1.getLoaded('k', jsonCodec)).toBeUndefined()
+    // Past its lifetime it stays at hand as a late load's fallback, until invalidated.
+    expect(l1.expired('k', jsonCodec)).toEqual({ value: { a: 1 } })
+    l1.invalidate('k', 'pubsub')
+    expect(l1.expired('k', jsonCodec)).toBeUndefined()
+
+    // A value past its logical expiry (in its stale window) is not kept; a negative entry is.
+    l1.admit('stale')
+    expect(await l1.load('stale', async () => [envelope(clock.now() - 1, 'v', '2'), 50_000] as const)).toBe(
+      '2',
+    )
+    expect(l1.get('stale')).toBeUndefined()
+    l1.admit('none')
+    await l1.load('none', async () => [envelope(clock.now() + 5_000, 'n'), 5_000] as const)
+    expect(l1.get('none')).toBeNull()
+    expect(l1.getLoaded('none', jsonCodec)).toEqual({ value: null })
+    // A plain value is decoded by the codec; an absent key is no value for getOrLoad.
+    l1.admit('plain')
+    l1.admit('absent')
+    await l1.load('plain', async () => ['[1,2]', -1] as const)
+    await l1.load('absent', async () => [null, -2] as const)
+    expect(l1.getLoaded('plain', jsonCodec)).toEqual({ value: [1, 2] })
+    expect(l1.get('absent')).toBeNull()
+    expect(l1.getLoaded('absent', jsonCodec)).toBeUndefined()
   })
 
   it('does not store a value whose lifetime would be under 1 ms', async () => {

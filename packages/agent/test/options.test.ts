@@ -1,3 +1,4 @@
+import type { Codec } from '@heatsink/stampede'
 import { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import { createAgent, InvalidAgentOptionError } from '../src/index.js'
@@ -14,7 +15,9 @@ describe('options', () => {
       fastReportFloor: 100,
       maxPartialReportsPerWindow: 4,
       registryCheckMs: 2000,
+      stampede: { leaseMs: 5000, maxLeaseMs: 60_000, pollMs: 50, maxWaitMs: 5000 },
     })
+    expect(options.codec.decode(options.codec.encode({ a: 1 }))).toEqual({ a: 1 })
     expect(options.names.namespace).toBe('heatsink')
     expect(options.agentId).toMatch(/-\d+-[a-z0-9]+$/)
   })
@@ -29,6 +32,13 @@ describe('options', () => {
     [{ namespace: 'has space' }, 'namespace', /invalid namespace/],
     [{ agentId: '' }, 'agentId', /1 to 128 characters/],
     [{ fastReportFloor: 0.5 }, 'fastReportFloor', /integer/],
+    [{ stampede: { leaseMs: 0 } }, 'stampede.leaseMs', /at least 1/],
+    [{ stampede: { maxWaitMs: 1.5 } }, 'stampede.maxWaitMs', /integer/],
+    [
+      { codec: { encode: JSON.stringify } as unknown as Codec },
+      'codec',
+      /encode\(value\) and decode\(text\)/,
+    ],
   ])('rejects %j naming %s', (options, option, message) => {
     const error = (() => {
       try {

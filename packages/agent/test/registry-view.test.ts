@@ -14,7 +14,12 @@ import { PassThroughStrategy } from '../src/strategies.js'
 import { registryEntry } from '../src/testing.js'
 import { deferred, waitFor } from './support/helpers.js'
 
-const strategy = new PassThroughStrategy(async () => null)
+const strategy = new PassThroughStrategy(
+  async () => null,
+  async () => {
+    throw new Error('not loaded in these tests')
+  },
+)
 
 function snapshot(version: number, entries: RegistryEntry[]): string {
   return encodeSnapshot({ v: WIRE_VERSION, kind: 'snapshot', version, at: 0, entries })

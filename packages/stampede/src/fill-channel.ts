@@ -24,18 +24,21 @@ interface Wake {
   fire(): void
 }
 
-/** Wakes lease waiters when their key's lease ends, instead of letting them poll blindly. */
+/**
+ * Wakes lease waiters when their key's lease ends, instead of letting them poll blindly. Without a subscriber
+ * of its own, the owner feeds it the channel's messages through wake().
+ */
 export class FillNotifier {
-  readonly #subscriber: Redis | Cluster
+  readonly #subscriber: Redis | Cluster | undefined
   readonly #channel: string
   readonly #clock: Clock
   readonly #waits = new Map<string, Set<Wake>>()
   readonly #onMessage = (channel: string, message: string) => {
-    if (channel === this.#channel) this.#wake(message)
+    if (channel === this.#channel) this.wake(message)
   }
   #subscribing: Promise<void> | undefined
 
-  constructor(subscriber: Redis | Cluster, channel: string, clock: Clock) {
+  constructor(subscriber: Redis | Cluster | undefined, channel: string, clock: Clock) {
     this.#subscriber = subscriber
     this.#channel = channel
     this.#clock = clock
@@ -43,9 +46,11 @@ export class FillNotifier {
 
   /** Subscribes; waits started before it resolves may miss announcements and fall back to their timeout. */
   ready(): Promise<void> {
+    const subscriber = this.#subscriber
+    if (subscriber === undefined) return Promise.resolve()
     this.#subscribing ??= (async () => {
-      this.#subscriber.on('message', this.#onMessage)
-      await this.#subscriber.subscribe(this.#channel)
+      subscriber.on('message', this.#onMessage)
+      await subscriber.subscribe(this.#channel)
     })()
     return this.#subscribing
   }
@@ -90,14 +95,17 @@ export class FillNotifier {
 
   /** Wakes every wait and stops listening; unsubscribes only the fill channel (the subscriber may be shared). */
   async close(): Promise<void> {
-    for (const key of [...this.#waits.keys()]) this.#wake(key)
-    this.#subscriber.off('message', this.#onMessage)
-    if (this.#subscribing !== undefined && this.#subscriber.status === 'ready') {
-      await this.#subscriber.unsubscribe(this.#channel).catch(() => {})
+    for (const key of [...this.#waits.keys()]) this.wake(key)
+    const subscriber = this.#subscriber
+    if (subscriber === undefined) return
+    subscriber.off('message', this.#onMessage)
+    if (this.#subscribing !== undefined && subscriber.status === 'ready') {
+      await subscriber.unsubscribe(this.#channel).catch(() => {})
     }
   }
 
-  #wake(key: string): void {
+  /** Wakes every wait on `key`: its lease ended (the channel's message). */
+  wake(key: string): void {
     const wakes = this.#waits.get(key)
     if (wakes === undefined) return
     this.#waits.delete(key)

@@ -26,6 +26,12 @@ export class Generations {
     return ticket >= this.#floor && (this.#lastBump.get(key) ?? 0) <= ticket
   }
 
+  /** Makes every ticket taken so far stale, for every key (the owner may have missed invalidations). */
+  bumpAll(): void {
+    this.#lastBump.clear()
+    this.#floor = ++this.#sequence
+  }
+
   /** Makes every ticket taken so far stale for `key`. */
   bump(key: string): void {
     if (this.#lastBump.size >= MAX_TRACKED_KEYS) {

@@ -15,5 +15,5 @@ export {
   StampedeGuard,
   type StampedeGuardOptions,
 } from './stampede-guard.js'
-export { delAndBreakLease, type SetArguments, setAndBreakLease } from './write-through.js'
+export { delAndBreakLease, delAndBreakLeases, type SetArguments, setAndBreakLease } from './write-through.js'
 export { shouldRefreshEarly } from './xfetch.js'

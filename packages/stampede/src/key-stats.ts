@@ -38,6 +38,8 @@ function zero(): KeyStats {
 export class StatsBook {
   #byKey = new Map<string, KeyStats>()
   readonly #overflow = zero()
+  /** The windows already taken, summed over keys. */
+  readonly #closed = zero()
 
   /** The counters of `key` in this window, created at zero. */
   for(key: string): KeyStats {
@@ -60,6 +62,24 @@ export class StatsBook {
   take(): Map<string, KeyStats> {
     const taken = this.#byKey
     this.#byKey = new Map()
+    for (const stats of taken.values()) add(this.#closed, stats)
     return taken
   }
+
+  /** Every counter summed over all keys and windows, the current one included. */
+  totals(): KeyStats {
+    const totals = { ...this.#closed }
+    add(totals, this.#overflow)
+    for (const stats of this.#byKey.values()) add(totals, stats)
+    return totals
+  }
+}
+
+function add(into: KeyStats, stats: KeyStats): void {
+  into.upstreamLoads += stats.upstreamLoads
+  into.backgroundRefreshes += stats.backgroundRefreshes
+  into.coalescedWaiters += stats.coalescedWaiters
+  into.staleServes += stats.staleServes
+  into.leaseWaits += stats.leaseWaits
+  into.timeouts += stats.timeouts
 }

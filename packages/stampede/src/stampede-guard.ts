@@ -48,8 +48,12 @@ export interface GuardErrorContext {
 export interface StampedeGuardOptions {
   /** Commands go here: a Redis or a Cluster. */
   redis: Redis | Cluster
-  /** Listens on the fill channel; may be shared with other subscriptions. Default: redis.duplicate(). */
-  subscriber?: Redis | Cluster
+  /**
+   * Listens on the fill channel; may be shared with other subscriptions. Default: redis.duplicate(). `false`:
+   * the owner subscribes to fillChannel(names) itself and hands each message to onFillMessage(), so that a
+   * subscriber that resubscribes its own channels after a reconnect (the agent's) carries this one too.
+   */
+  subscriber?: Redis | Cluster | false
   names: HeatsinkNames
   /** Prefixes lease tokens, so a lease in Redis says which agent holds it. */
   agentId: string
@@ -81,7 +85,7 @@ interface Load {
 /** createStampedeGuard's result, for the agent's getOrLoad: see the class's methods. */
 export class StampedeGuard {
   readonly #redis: ScriptedRedis
-  readonly #subscriber: Redis | Cluster
+  readonly #subscriber: Redis | Cluster | undefined
   readonly #ownsSubscriber: boolean
   readonly #names: HeatsinkNames
   readonly #agentId: string
@@ -105,7 +109,8 @@ export class StampedeGuard {
   constructor(options: StampedeGuardOptions) {
     this.#redis = withScripts(options.redis)
     this.#ownsSubscriber = options.subscriber === undefined
-    this.#subscriber = options.subscriber ?? options.redis.duplicate()
+    this.#subscriber =
+      options.subscriber === false ? undefined : (options.subscriber ?? options.redis.duplicate())
     this.#names = options.names
     this.#agentId = options.agentId
     this.#clock = options.clock ?? systemClock
@@ -126,6 +131,11 @@ export class StampedeGuard {
   /** Resolves once the guard hears lease announcements; calls made before still work, polling. */
   ready(): Promise<void> {
     return this.#notifier.ready()
+  }
+
+  /** One message of the fill channel (the key whose lease ended), for a guard made with `subscriber: false`. */
+  onFillMessage(key: string): void {
+    this.#notifier.wake(key)
   }
 
   /** The per-key generations; share them with coalesceReads so that invalidate() covers plain reads too. */
@@ -173,6 +183,17 @@ export class StampedeGuard {
     }
   }
 
+  /**
+   * invalidate() for every key at once: the owner may have missed invalidations (it lost its channel). Every
+   * load in flight is cached nowhere and every lease this guard holds is released.
+   */
+  invalidateAll(): void {
+    this.#generations.bumpAll()
+    const leases = [...this.#held.values()]
+    this.#held.clear()
+    for (const lease of leases) void lease.release()
+  }
+
   /** SET through the lease-breaking script (see setAndBreakLease), invalidating locally before and after. */
   async set(key: string, ...args: SetArguments): Promise<string | null> {
     this.invalidate(key)
@@ -203,6 +224,11 @@ export class StampedeGuard {
     return this.#stats.take()
   }
 
+  /** Every counter summed over all keys since the guard was made (keys past the per-window cap included). */
+  totals(): KeyStats {
+    return this.#stats.totals()
+  }
+
   /** Resolves when no background refresh is running (for tests and orderly shutdown). */
   async idle(): Promise<void> {
     while (this.#background.size > 0) await Promise.allSettled([...this.#background])
@@ -218,7 +244,10 @@ export class StampedeGuard {
       const leases = [...this.#held.values()]
       this.#held.clear()
       await Promise.all([this.#notifier.close(), ...leases.map((lease) => lease.release())])
-      if (this.#ownsSubscriber) await this.#subscriber.quit().catch(() => this.#subscriber.disconnect())
+      const subscriber = this.#subscriber
+      if (this.#ownsSubscriber && subscriber !== undefined) {
+        await subscriber.quit().catch(() => subscriber.disconnect())
+      }
     })()
     return this.#closing
   }

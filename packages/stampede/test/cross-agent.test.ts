@@ -1,6 +1,6 @@
 import { ManualClock, systemClock } from '@heatsink/sketch'
 import { afterEach, describe, expect, it } from 'vitest'
-import type { Fetched } from '../src/index.js'
+import { createStampedeGuard, type Fetched, fillChannel } from '../src/index.js'
 import { agentsOf, controlledLoader, keyOf, namesOf, seededRandom, until, useTestRedis } from './support.js'
 
 const t = useTestRedis()
@@ -150,5 +150,41 @@ describe('coalescing across agents', () => {
     }
     const staleServes = agents.reduce((sum, agent) => sum + (agent.guard.keyStats(key)?.staleServes ?? 0), 0)
     expect(staleServes).toBe(400)
+  })
+
+  it("wakes a waiter through onFillMessage when the owner's own subscriber carries the fill channel", async () => {
+    // subscriber: false, as the agent makes its guard: the test's connection stands in for the agent's subscriber.
+    const clock = new ManualClock(START)
+    const names = namesOf(t())
+    const listener = t().client()
+    const guards = ['owner-a', 'owner-b'].map((agentId) =>
+      createStampedeGuard({ redis: t().client(), subscriber: false, names, agentId, clock, leaseMs: 60_000 }),
+    )
+    try {
+      listener.on('message', (_channel: string, key: string) => {
+        for (const guard of guards) guard.onFillMessage(key)
+      })
+      await listener.subscribe(fillChannel(names))
+      await Promise.all(guards.map((guard) => guard.ready()))
+      const [loading, waiting] = guards as [(typeof guards)[0], (typeof guards)[0]]
+      const key = keyOf(t(), 'fed')
+      const loader = controlledLoader<string>()
+      const first = loading.getOrLoad(key, loader, { ttlSeconds: 60 })
+      await until(() => loader.calls === 1)
+      const second = waiting.fetch(key, loader, { ttlSeconds: 60 })
+      await until(() => waiting.keyStats(key)?.leaseWaits === 1)
+
+      // The clock never moves, so only the forwarded announcement can end the wait.
+      loader.call(0).resolve('v')
+      expect(await first).toBe('v')
+      expect(await second).toMatchObject({ value: 'v', source: 'peer' })
+      expect(loader.calls).toBe(1)
+      expect(waiting.takeWindowStats().get(key)).toMatchObject({ leaseWaits: 1, coalescedWaiters: 1 })
+      // Totals outlive the window they were counted in.
+      expect(waiting.totals()).toMatchObject({ leaseWaits: 1, coalescedWaiters: 1, upstreamLoads: 0 })
+      expect(loading.totals()).toMatchObject({ upstreamLoads: 1 })
+    } finally {
+      await Promise.all(guards.map((guard) => guard.close()))
+    }
   })
 })

@@ -1,5 +1,6 @@
 import { ManualClock } from '@heatsink/sketch'
 import { afterEach, describe, expect, it } from 'vitest'
+import { delAndBreakLeases } from '../src/index.js'
 import { agentsOf, controlledLoader, keyOf, namesOf, seededRandom, until, useTestRedis } from './support.js'
 
 const t = useTestRedis()
@@ -87,5 +88,42 @@ describe('invalidation while a load is in flight', () => {
     expect(await next).toBe('after the delete')
     expect(await writing.guard.getOrLoad(key, loader, options)).toBe('after the delete')
     expect(loader.calls).toBe(2)
+  })
+
+  it('invalidateAll detaches every load in flight: nothing is cached and the leases are released', async () => {
+    const { loading } = await twoAgents()
+    const { guard, redis } = loading
+    const keys = [keyOf(t(), 'all:1'), keyOf(t(), 'all:2')]
+    const loaders = keys.map(() => controlledLoader<string>())
+    const inFlight = keys.map((key, i) => guard.fetch(key, loaders[i]!, options))
+    await until(() => loaders.every((loader) => loader.calls === 1))
+
+    guard.invalidateAll()
+    await until(async () => (await redis.exists(...keys.map((key) => namesOf(t()).leaseKey(key)))) === 0)
+    for (const [i, loader] of loaders.entries()) loader.call(0).resolve(`old ${i}`)
+    const results = await Promise.all(inFlight)
+    expect(results.map((result, i) => guard.isCurrent(keys[i]!, result.generation))).toEqual([false, false])
+    expect(await redis.exists(...keys)).toBe(0)
+
+    // A caller after the invalidation starts a new load, whose result is cached.
+    const next = guard.getOrLoad(keys[0]!, loaders[0]!, options)
+    await until(() => loaders[0]!.calls === 2)
+    loaders[0]!.call(1).resolve('new')
+    expect(await next).toBe('new')
+    expect(await redis.get(keys[0]!)).toContain('"new"')
+  })
+
+  it('delAndBreakLeases breaks every lease, so no load in flight fills any of the keys', async () => {
+    const { loading, writing } = await twoAgents()
+    const keys = [keyOf(t(), 'del:1'), keyOf(t(), 'del:2')] as const
+    const loaders = keys.map(() => controlledLoader<string>())
+    const inFlight = keys.map((key, i) => loading.guard.fetch(key, loaders[i]!, options))
+    await until(() => loaders.every((loader) => loader.calls === 1))
+
+    expect(await delAndBreakLeases(writing.redis, namesOf(t()), keys)).toBe(0)
+    for (const loader of loaders) loader.call(0).resolve('read before the delete')
+    const results = await Promise.all(inFlight)
+    expect(results.every((result, i) => !loading.guard.isCurrent(keys[i]!, result.generation))).toBe(true)
+    expect(await writing.redis.exists(...keys)).toBe(0)
   })
 })

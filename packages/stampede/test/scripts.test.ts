@@ -1,6 +1,6 @@
 import { ManualClock } from '@heatsink/sketch'
 import { describe, expect, it } from 'vitest'
-import { delAndBreakLease, fillChannel, setAndBreakLease } from '../src/index.js'
+import { delAndBreakLease, delAndBreakLeases, fillChannel, setAndBreakLease } from '../src/index.js'
 import { type LeaseTiming, tryLease } from '../src/lease.js'
 import { type ScriptedRedis, withScripts } from '../src/scripts.js'
 import { keyOf, namesOf, until, useTestRedis } from './support.js'
@@ -115,5 +115,26 @@ describe('writes that break the lease', () => {
     expect(await delAndBreakLease(redis, names, key)).toBe(0)
     await until(() => heard.length === 1)
     expect(heard).toEqual([key])
+  })
+
+  it('deletes several keys and breaks each lease in one transaction, counting as DEL does', async () => {
+    const redis = t().client()
+    const listener = t().client()
+    const names = namesOf(t())
+    const [a, b, c] = ['a', 'b', 'c'].map((name) => keyOf(t(), `multi:${name}`)) as [string, string, string]
+    const heard: string[] = []
+    listener.on('message', (_channel: string, message: string) => heard.push(message))
+    await listener.subscribe(fillChannel(names))
+    const loading = await acquire(withScripts(redis), a, 'loader')
+    await redis.set(a, 'x')
+    await redis.set(b, 'y')
+
+    // c is absent and b is named twice: DEL would answer 2.
+    expect(await delAndBreakLeases(redis, names, [a, b, c, b])).toBe(2)
+    expect(await redis.exists(a, b, names.leaseKey(a))).toBe(0)
+    expect(await loading.fill('loaded before the delete', 60_000)).toBe(false)
+    expect(await redis.exists(a)).toBe(0)
+    await until(() => heard.length === 1)
+    expect(heard).toEqual([a])
   })
 })

@@ -4,25 +4,9 @@ import type { TestRedis } from '@heatsink/test'
 import type { Redis } from 'ioredis'
 
 export { type TestRedis, useTestRedis } from '@heatsink/test'
+export { type ControlledLoader, controlledLoader, type Deferred, deferred } from '../src/testing.js'
 
 import { createStampedeGuard, type StampedeGuard, type StampedeGuardOptions } from '../src/index.js'
-
-/** A promise with its resolve and reject exposed, to order concurrent work without sleeping. */
-export interface Deferred<T> {
-  promise: Promise<T>
-  resolve(value: T): void
-  reject(error: unknown): void
-}
-
-export function deferred<T>(): Deferred<T> {
-  let resolve!: (value: T) => void
-  let reject!: (error: unknown) => void
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res
-    reject = rej
-  })
-  return { promise, resolve, reject }
-}
 
 /** mulberry32: a small seeded generator, uniform in [0, 1). */
 export function seededRandom(seed: number): () => number {
@@ -34,30 +18,6 @@ export function seededRandom(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296
   }
-}
-
-/** A loader that counts its calls and returns whatever the test hands each call. */
-export interface ControlledLoader<T> {
-  (): Promise<T>
-  readonly calls: number
-  /** The deferred of the n-th call (0-based), once it has happened. */
-  call(n: number): Deferred<T>
-}
-
-export function controlledLoader<T>(): ControlledLoader<T> {
-  const calls: Deferred<T>[] = []
-  const loader = (() => {
-    const call = deferred<T>()
-    calls.push(call)
-    return call.promise
-  }) as ControlledLoader<T>
-  Object.defineProperty(loader, 'calls', { get: () => calls.length })
-  loader.call = (n) => {
-    const call = calls[n]
-    if (call === undefined) throw new Error(`loader call ${n} has not happened (${calls.length} so far)`)
-    return call
-  }
-  return loader
 }
 
 /** One stand-in agent: a guard on its own command and subscriber connections. */

@@ -1,12 +1,16 @@
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { connect } from 'node:net'
+import { deferred } from '@heatsink/stampede/testing'
 import type { TestRedis } from '@heatsink/test'
 import { Redis } from 'ioredis'
 import { afterEach } from 'vitest'
 import type { Agent } from '../../src/agent.js'
 import { createAgent } from '../../src/create-agent.js'
 import type { AgentLogger, AgentOptions } from '../../src/options.js'
+
+/** Promises and loaders a test settles when it chooses. */
+export { controlledLoader, deferred } from '@heatsink/stampede/testing'
 
 /** Polls `condition` until it holds; for pub/sub deliveries, whose arrival no test can await directly. */
 export async function waitFor(
@@ -21,17 +25,6 @@ export async function waitFor(
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
     await new Promise((resolve) => setTimeout(resolve, 1))
   }
-}
-
-/** A deferred promise: a test decides when it settles. */
-export function deferred<T>() {
-  let resolve!: (value: T) => void
-  let reject!: (error: unknown) => void
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res
-    reject = rej
-  })
-  return { promise, resolve, reject }
 }
 
 interface LogLine {
