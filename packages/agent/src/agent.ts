@@ -1,5 +1,6 @@
 import type { Mitigation } from '@heatsink/protocol'
 import { TumblingWindows, WindowRecorder } from '@heatsink/sketch'
+import { type CopyExpiry, createSplitter, type Reconciler, type Splitter } from '@heatsink/split'
 import {
   createStampedeGuard,
   delAndBreakLease,
@@ -22,13 +23,14 @@ import { MultiGet } from './multi-get.js'
 import type { ResolvedOptions } from './options.js'
 import { type HotKey, RegistryView } from './registry-view.js'
 import { Reporter } from './reporter.js'
+import { SplitCommands } from './split-commands.js'
+import { SplitStrategy } from './split-strategy.js'
 import { AgentCounters, type AgentStats, type InvalidationSource, statsSnapshot } from './stats.js'
 import {
   type FetchThrough,
   type Loader,
   type LoadOptions,
   LocalCacheStrategy,
-  PassThroughStrategy,
   type ReadThrough,
   type StrategyTable,
 } from './strategies.js'
@@ -47,8 +49,9 @@ export interface AgentParts<C extends Redis | Cluster> {
 type Variadic = (...args: unknown[]) => Promise<unknown>
 
 /**
- * The Heatsink agent: ioredis's get, set, del and mget with the same arguments and results, plus getOrLoad,
- * detection, reporting, the registry view, L1 and coalescing. Every other command stays on `agent.redis`.
+ * The Heatsink agent: ioredis's get, set, del and mget, the counter, set and sorted-set commands (split across
+ * shards for keys the registry marks split), with the same arguments and results, plus getOrLoad, detection,
+ * reporting, the registry view, L1 and coalescing. Every other command stays on `agent.redis`.
  */
 export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   /** The client the agent wraps, for every command it does not. */
@@ -67,6 +70,9 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   readonly #reporter: Reporter
   readonly #multiGet: MultiGet
   readonly #guard: StampedeGuard
+  readonly #splitter: Splitter
+  readonly #split: SplitStrategy
+  readonly #reconciler: Reconciler
   readonly #fillChannel: string
   readonly #connections: OwnedConnections
   readonly #whenReady: Promise<void>
@@ -101,6 +107,8 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     this.#fillChannel = fillChannel(names)
     this.#channels = parts.openChannels(this.#onMessage)
     const guard = this.#guard
+    this.#splitter = createSplitter({ redis: parts.data, names, agentId: options.agentId, clock })
+    this.#split = new SplitStrategy(this.#splitter, this.#fetch, log)
     this.#strategies = {
       local_cache: new LocalCacheStrategy({
         l1: this.#l1,
@@ -113,7 +121,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
         counters: this.#counters,
         log,
       }),
-      split: new PassThroughStrategy(this.#readThrough, this.#fetch),
+      split: this.#split,
       coalesce: new CoalesceStrategy({
         data: parts.data,
         generations: guard.generations,
@@ -162,6 +170,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       windowMs: options.windowMs,
       view: this.#view,
       loads: guard,
+      shardCounts: () => this.#splitter.takeShardCounts(),
       counters: this.#counters,
       maxPartialsPerWindow: options.maxPartialReportsPerWindow,
       fastReportFloor: options.fastReportFloor,
@@ -172,6 +181,41 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       windowMs: options.windowMs,
       clock,
       onWindow: this.#reporter.onWindow,
+    })
+    const commands = new SplitCommands({
+      data: parts.data,
+      splitter: this.#splitter,
+      strategy: this.#split,
+      lookup: (name) => this.#view.get(name),
+      record: (name, write) => {
+        this.#counters.requests++
+        if (write) this.#recordWrite(name)
+        else {
+          this.#recorder.record(name, false)
+          this.#counters.reads++
+        }
+      },
+    })
+    this.incr = commands.incr
+    this.incrby = commands.incrby
+    this.decr = commands.decr
+    this.decrby = commands.decrby
+    this.sadd = commands.sadd
+    this.srem = commands.srem
+    this.smembers = commands.smembers
+    this.scard = commands.scard
+    this.sismember = commands.sismember
+    this.zadd = commands.zadd
+    this.zrem = commands.zrem
+    this.zscore = commands.zscore
+    this.zcard = commands.zcard
+    this.zrange = commands.zrange
+    this.zrevrange = commands.zrevrange
+    // One agent at a time (under a lease) evens out shards that drifted and finishes folds others left.
+    this.#reconciler = this.#splitter.startReconciler({
+      intervalMs: 5000,
+      keys: () => this.#split.splitKeys(),
+      onError: (error) => log.warn({ error: (error as Error).message }, 'split reconciliation failed'),
     })
     this.#channels.state.watch((up) => this.#onChannels(up))
     this.#windows.start()
@@ -188,7 +232,26 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     return this.#readyCall
   }
 
-  /** ioredis GET: from L1 for local_cache keys, from Redis otherwise. */
+  /** ioredis INCR, INCRBY, DECR, DECRBY: on one random shard of a split key, else on Redis unchanged. */
+  readonly incr: Redis['incr']
+  readonly incrby: Redis['incrby']
+  readonly decr: Redis['decr']
+  readonly decrby: Redis['decrby']
+  /** ioredis set commands: SADD to one shard of a split key, reads over the union of its shards. */
+  readonly sadd: Redis['sadd']
+  readonly srem: Redis['srem']
+  readonly smembers: Redis['smembers']
+  readonly scard: Redis['scard']
+  readonly sismember: Redis['sismember']
+  /** ioredis sorted-set commands: a split key's members spread over its shards, ranges merged in score order. */
+  readonly zadd: Redis['zadd']
+  readonly zrem: Redis['zrem']
+  readonly zscore: Redis['zscore']
+  readonly zcard: Redis['zcard']
+  readonly zrange: Redis['zrange']
+  readonly zrevrange: Redis['zrevrange']
+
+  /** ioredis GET: from L1 for local_cache keys, the aggregate for split keys, from Redis otherwise. */
   readonly get: Redis['get'] = (key: RedisKey, callback?: Callback<string | null>) => {
     const name = typeof key === 'string' ? key : key.toString()
     const tracked = this.#recorder.record(name, false)
@@ -238,9 +301,15 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     const name = keyName(key)
     this.#counters.requests++
     this.#recordWrite(name)
-    const pending = lossless(key, name)
-      ? setAndBreakLease(this.#data, this.#options.names, name, ...(rest as SetArguments))
-      : (Reflect.apply(this.#data.set as Variadic, this.#data, [key, ...rest]) as Promise<unknown>)
+    const hot = this.#view.get(name)
+    const expiry = rest.slice(1) as CopyExpiry
+    // A split key's plain value is kept as N copies: a write goes to all of them, a read to one.
+    const pending =
+      hot?.mitigation === 'split' && isCopyExpiry(expiry)
+        ? this.#splitter.setCopies(name, this.#split.factorOf(hot), String(rest[0]), ...expiry)
+        : lossless(key, name)
+          ? setAndBreakLease(this.#data, this.#options.names, name, ...(rest as SetArguments))
+          : (Reflect.apply(this.#data.set as Variadic, this.#data, [key, ...rest]) as Promise<unknown>)
     return nodeify(this.#written([name], pending), callback)
   }) as Redis['set']
 
@@ -300,6 +369,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     const deadline = Date.now() + timeout
     this.#view.stopChecks()
     this.#reporter.stop()
+    await this.#reconciler.stop()
     await Promise.all([this.#reporter.idle(timeout), within(this.#guard.close(), timeout)])
     this.#windows.stop({ flush: true })
     await this.#reporter.idle(Math.max(0, deadline - Date.now()))
@@ -450,4 +520,12 @@ async function within(promise: Promise<unknown>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined
   await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))])
   clearTimeout(timer)
+}
+
+// SET's forms a split key's copies can take: a value, optionally with EX or PX.
+function isCopyExpiry(expiry: readonly unknown[]): expiry is CopyExpiry {
+  return (
+    expiry.length === 0 ||
+    (expiry.length === 2 && (expiry[0] === 'EX' || expiry[0] === 'PX') && Number.isInteger(expiry[1]))
+  )
 }

@@ -35,6 +35,8 @@ export interface ReporterOptions {
   windowMs: number
   view: RegistryView
   loads: LoadStats
+  /** Writes per shard of each split key since the last call (and reset by it). */
+  shardCounts: () => Map<string, number[]>
   counters: AgentCounters
   maxPartialsPerWindow: number
   /** The fast-report floor: a key at or above it in the open window, not yet registered, keeps partials going. */
@@ -180,12 +182,19 @@ export class Reporter {
   // mitigation's upstream load); a window's final report adds the keys getOrLoad served that are among its
   // hitters, so the aggregator knows their collapse ratio too while the report stays bounded by the hitters.
   #hotKeyStats(reset: boolean, hitters: readonly HeavyHitter[]): HotKeyStats[] {
-    const { view, loads } = this.#options
+    const { view, loads, shardCounts } = this.#options
     const taken = reset ? loads.takeWindowStats() : undefined
+    const shards = reset ? shardCounts() : undefined
     const stats: HotKeyStats[] = []
     for (const hot of view.values()) {
       if (stats.length < MAX_HOT_KEY_STATS) {
-        stats.push(keyStats(hot.key, taken === undefined ? loads.keyStats(hot.key) : taken.get(hot.key), hot))
+        const entry = keyStats(
+          hot.key,
+          taken === undefined ? loads.keyStats(hot.key) : taken.get(hot.key),
+          hot,
+        )
+        const perShard = shards?.get(hot.key)
+        stats.push(perShard === undefined ? entry : { ...entry, splitShardCounts: perShard })
       }
       if (reset) hot.resetWindow()
     }

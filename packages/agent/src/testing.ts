@@ -21,6 +21,8 @@ import type { Cluster, Redis } from 'ioredis'
 export interface TestEntry {
   key: string
   mitigation?: Mitigation
+  /** Shards of a split key; default 1. */
+  splitFactor?: number
 }
 
 // Stands in for the aggregator's publish script, as the contract describes it: only if the new version is
@@ -44,9 +46,9 @@ export async function publishRegistry(
   const { version, byKey } = await readRegistry(redis, names)
   const events: RegistryEventInput[] = []
   let next = version
-  for (const { key, mitigation = 'local_cache' } of entries) {
+  for (const { key, mitigation = 'local_cache', splitFactor = 1 } of entries) {
     next++
-    const entry = registryEntry(key, mitigation, next)
+    const entry = registryEntry(key, mitigation, next, splitFactor)
     events.push({
       v: WIRE_VERSION,
       kind: 'registry',
@@ -103,12 +105,17 @@ export async function registerSilently(
 }
 
 /** A registry entry as the aggregator would store it (manual, no expiry). */
-export function registryEntry(key: string, mitigation: Mitigation, version: number): RegistryEntry {
+export function registryEntry(
+  key: string,
+  mitigation: Mitigation,
+  version: number,
+  splitFactor = 1,
+): RegistryEntry {
   return {
     key,
     keyHash: keyHash(key),
     mitigation,
-    splitFactor: 1,
+    splitFactor,
     ttlSeconds: null,
     source: 'manual',
     status: 'active',

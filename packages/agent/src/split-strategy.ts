@@ -1,0 +1,82 @@
+import { NotAnIntegerError, type Splitter } from '@heatsink/split'
+import type { RedisKey } from 'ioredis'
+import type { AgentLogger } from './options.js'
+import type { HotKey } from './registry-view.js'
+import type { FetchThrough, Loader, LoadOptions, MitigationStrategy } from './strategies.js'
+
+/** How long after a promotion writes stay on the base key: the time for every agent to hear of the split. */
+const PROPAGATION_MS = 2000
+
+/**
+ * split: the key's writes spread over N shards and its reads aggregate them, through @heatsink/split. Entering
+ * activates the layout; leaving (a demotion) folds every shard back into the key; a change of N reshards. The
+ * registry says only "split", not what the key holds, so a plain GET reads a counter's sum, and falls back to
+ * one read-mostly copy when the key holds a value that is not a number (values written by SET are copies).
+ */
+export class SplitStrategy implements MitigationStrategy {
+  readonly servesReads = true
+  readonly #splitter: Splitter
+  readonly #fetch: FetchThrough
+  readonly #log: AgentLogger
+  /** The N each split key is laid out with now, to notice a registry update that changes it. */
+  readonly #active = new Map<string, number>()
+
+  constructor(splitter: Splitter, fetch: FetchThrough, log: AgentLogger) {
+    this.#splitter = splitter
+    this.#fetch = fetch
+    this.#log = log
+  }
+
+  /** The key's current split factor, resharding first when the registry changed it. */
+  factorOf(hot: HotKey): number {
+    const wanted = hot.entry.splitFactor
+    const current = this.#active.get(hot.key)
+    if (current !== undefined && current !== wanted) {
+      this.#active.set(hot.key, wanted)
+      this.#background('reshard', hot.key, this.#splitter.reshard(hot.key, current, wanted))
+    }
+    return wanted
+  }
+
+  async get(_key: RedisKey, name: string, hot: HotKey): Promise<string | null> {
+    const n = this.factorOf(hot)
+    try {
+      return await this.#splitter.get(name, n)
+    } catch (error) {
+      if (error instanceof NotAnIntegerError) return this.#splitter.getCopy(name, n)
+      throw error
+    }
+  }
+
+  async load<T>(name: string, hot: HotKey, loader: Loader<T>, options: LoadOptions): Promise<T> {
+    return (await this.#fetch(name, hot, loader, options)).value
+  }
+
+  enter(hot: HotKey): void {
+    const n = hot.entry.splitFactor
+    this.#active.set(hot.key, n)
+    this.#background(
+      'activate',
+      hot.key,
+      this.#splitter.activate(hot.key, n, { holdWritesUntil: Date.now() + PROPAGATION_MS }),
+    )
+  }
+
+  leave(hot: HotKey): void {
+    const n = this.#active.get(hot.key) ?? hot.entry.splitFactor
+    this.#active.delete(hot.key)
+    this.#background('fold', hot.key, this.#splitter.fold(hot.key, n))
+  }
+
+  /** Keys split now, with their N, for the reconciler. */
+  splitKeys(): Array<{ key: string; n: number }> {
+    return [...this.#active].map(([key, n]) => ({ key, n }))
+  }
+
+  // Layout changes run beside the requests: the splitter keeps reads and writes correct while they are under way.
+  #background(what: string, key: string, work: Promise<unknown>): void {
+    work.catch((error: unknown) =>
+      this.#log.error({ key, error: (error as Error).message }, `split ${what} failed`),
+    )
+  }
+}
