@@ -48,6 +48,9 @@ export interface AgentParts<C extends Redis | Cluster> {
 
 type Variadic = (...args: unknown[]) => Promise<unknown>
 
+/** One read of an unregistered key in this many has its reply watched for a miss; a power of two. */
+const MISS_SAMPLE = 8
+
 /**
  * The Heatsink agent: ioredis's get, set, del and mget, the counter, set and sorted-set commands (split across
  * shards for keys the registry marks split), with the same arguments and results, plus getOrLoad, detection,
@@ -78,6 +81,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   readonly #whenReady: Promise<void>
   #markReady: () => void = () => {}
   #readyCall: Promise<void> | undefined
+  #missSample = 0
   #closing: Promise<void> | undefined
 
   constructor(parts: AgentParts<C>) {
@@ -259,13 +263,14 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     counters.requests++
     counters.reads++
     const hot = this.#view.get(name)
-    // Misses count only for keys the recorder tracks, so an untracked key's reply is not watched: the extra
-    // promise reaction per read measured as most of the pass-through overhead.
+    // Misses count only for keys the recorder tracks, and only one reply in MISS_SAMPLE is watched (its miss
+    // weighs MISS_SAMPLE): the extra promise reaction per read measured as most of the pass-through overhead,
+    // and the aggregator needs misses only as a share of a key's reads.
     const result =
       hot !== undefined
         ? hot.strategy.get(key, name, hot)
-        : tracked
-          ? this.#readThrough(key, name, undefined)
+        : tracked && (++this.#missSample & (MISS_SAMPLE - 1)) === 0
+          ? this.#readSampled(key, name)
           : this.#data.get(key)
     return callback === undefined ? result : nodeify(result, callback)
   }
@@ -429,6 +434,12 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     else if (channel === names.registryChannel) this.#view.onMessage(payload.toString())
     else if (channel === names.invalidationChannel) this.#bus.receive(payload.toString())
   }
+
+  readonly #readSampled = (key: RedisKey, name: string): Promise<string | null> =>
+    this.#data.get(key).then((value) => {
+      if (value === null) this.#recorder.recordMiss(name, MISS_SAMPLE)
+      return value
+    })
 
   readonly #readThrough: ReadThrough = (key, name, hot) =>
     this.#data.get(key).then((value) => {

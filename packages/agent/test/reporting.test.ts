@@ -71,11 +71,12 @@ describe('window reports', () => {
     for (const [key, count] of top) {
       expect(reported.has(key)).toBe(true)
       // The hottest keys are candidates from their first requests, so they are counted exactly.
-      expect(report.candidates.find((candidate) => candidate.key === key)).toMatchObject({
-        count,
-        reads: count,
-        misses: count,
-      })
+      const candidate = report.candidates.find((c) => c.key === key)
+      expect(candidate).toMatchObject({ count, reads: count })
+      // Every read missed; an unregistered key's misses are sampled (one reply in 8, weighing 8), so the
+      // count is an estimate, never above the reads.
+      expect(candidate?.misses).toBeLessThanOrEqual(count)
+      expect(candidate?.misses).toBeGreaterThanOrEqual(count * 0.6)
     }
     expect(agent.stats().reportsSent).toBe(1)
   })

@@ -132,13 +132,15 @@ export class WindowRecorder {
   }
 
   /**
-   * Notes that a read of `key`, already recorded, found nothing upstream. Only tracked keys keep misses: a miss
-   * matters to the aggregator when the key is hot, and hot keys are candidates.
+   * Notes that a read of `key`, already recorded, found nothing upstream; `weight` lets a caller that samples
+   * which replies it watches count each sampled miss for the ones it did not. Only tracked keys keep misses: a
+   * miss matters to the aggregator when the key is hot, and hot keys are candidates.
    */
-  recordMiss(key: string): void {
+  recordMiss(key: string, weight = 1): void {
     this.#hasher.hash(key)
     const candidate = this.#index.get(this.#hasher.h1, this.#hasher.h2)
-    if (candidate !== undefined) candidate.misses++
+    // A sampled estimate can overshoot; a key cannot miss more often than it was read.
+    if (candidate !== undefined) candidate.misses = Math.min(candidate.misses + weight, candidate.reads)
   }
 
   /** The current window's estimate for `key`. */

@@ -14,6 +14,8 @@ export interface ViewState {
   entries: Array<{ entry: RegistryEntry; stats: KeyStats | undefined; redisBefore: number | undefined }>
   events: ViewEvent[]
   startedAt: number
+  /** A line under the table, for what the control plane cannot see (the expiring key's database loads). */
+  footer: string
 }
 
 const percent = (ratio: number | null | undefined) =>
@@ -56,12 +58,17 @@ export function renderView(state: ViewState): string {
           rate(stats?.requestsPerSecond),
           percent(stats?.localCacheHitRatio),
           stats?.coalesceCollapseRatio ? `${stats.coalesceCollapseRatio.toFixed(1)}x` : '-',
-          redisBefore === undefined ? '-' : `${rate(redisBefore)} -> ${rate(after)}`,
+          entry.mitigation === 'split'
+            ? `writes per shard: ${stats?.splitShardCounts.join(' ') || '-'}`
+            : redisBefore === undefined
+              ? '-'
+              : `${rate(redisBefore)} -> ${rate(after)}`,
         ],
         WIDTHS,
       ),
     )
   }
+  if (state.footer !== '') lines.push('', state.footer)
   lines.push('', 'Events')
   for (const event of state.events.slice(-8))
     lines.push(`  [+${((event.at - state.startedAt) / 1000).toFixed(1)}s] ${event.text}`)

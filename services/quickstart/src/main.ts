@@ -42,7 +42,10 @@ subscriber.on('message', (_channel, message) => {
     return
   }
   const { key, mitigation, splitFactor, source } = event.entry
-  const onset = key === SCENARIO.viral.key ? startedAt + SCENARIO.viral.startSeconds * 1000 : undefined
+  const onsetSeconds = [SCENARIO.viral, SCENARIO.counter, SCENARIO.expiring].find(
+    (s) => s.key === key,
+  )?.startSeconds
+  const onset = onsetSeconds === undefined ? undefined : startedAt + onsetSeconds * 1000
   const latency =
     onset === undefined ? '' : `, ${((now - onset) / 1000).toFixed(2)} s after the traffic began`
   detectedAt.set(key, now)
@@ -56,6 +59,7 @@ subscriber.on('message', (_channel, message) => {
 const startedAt = Date.now() + 1000
 const agentEntry = fileURLToPath(new URL('./traffic-agent.js', import.meta.url))
 const children: ChildProcess[] = []
+const databaseLoads = new Map<number, number>()
 for (let index = 0; index < AGENTS; index++) {
   const child = fork(agentEntry, [], {
     env: {
@@ -67,6 +71,9 @@ for (let index = 0; index < AGENTS; index++) {
     },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   })
+  child.on('message', (message) =>
+    databaseLoads.set(index, (message as { databaseLoads: number }).databaseLoads),
+  )
   children.push(child)
 }
 
@@ -74,7 +81,8 @@ const header = [
   'Heatsink quickstart: 2 aggregator replicas, 3 agent processes, live traffic. Ctrl-C stops everything.',
   `API docs: ${control.urls[0]}/docs   (replica 2: ${control.urls[1]})   registry: ${control.database}`,
   `Redis: ${redisService.url}${redisService.started ? ' (private, started for this run)' : ''}   hot at ${QUICKSTART_HOT_RPS.toLocaleString('en')} req/s cluster-wide`,
-  `Traffic: ${(SCENARIO.backgroundRps * AGENTS).toLocaleString('en')} req/s Zipf background over ${SCENARIO.backgroundKeys.toLocaleString('en')} keys; ${SCENARIO.viral.key} goes viral at +${SCENARIO.viral.startSeconds}s (${(SCENARIO.viral.rpsPerAgent * AGENTS).toLocaleString('en')} req/s)`,
+  `Traffic: ${(SCENARIO.backgroundRps * AGENTS).toLocaleString('en')} req/s Zipf background over ${SCENARIO.backgroundKeys.toLocaleString('en')} keys; ${SCENARIO.viral.key} goes viral at +${SCENARIO.viral.startSeconds}s (${(SCENARIO.viral.rpsPerAgent * AGENTS).toLocaleString('en')} req/s);`,
+  `  its like counter ${SCENARIO.counter.key} turns write-hot at +${SCENARIO.counter.startSeconds}s (${(SCENARIO.counter.rpsPerAgent * AGENTS).toLocaleString('en')} INCR/s); ${SCENARIO.expiring.key}, loaded from a ${SCENARIO.expiring.loadMs} ms "database" with a ${SCENARIO.expiring.ttlSeconds} s TTL, is read at ${(SCENARIO.expiring.rpsPerAgent * AGENTS).toLocaleString('en')} req/s from +${SCENARIO.expiring.startSeconds}s`,
 ]
 if (!interactive) console.log(header.join('\n'))
 
@@ -88,13 +96,22 @@ async function frame(): Promise<void> {
   const entries = await Promise.all(
     active.map(async (entry) => {
       const stats = await replica.detection.traffic.keyStats(entry.key)
-      // Before mitigation every read of the key reached Redis: the rate at detection is "before".
-      if (!redisBefore.has(entry.key) && stats !== undefined)
-        redisBefore.set(entry.key, stats.requestsPerSecond)
+      // Before mitigation every read of the key reached Redis. The first windows after a promotion may still be
+      // partly counted, so "before" is the highest rate seen in the first seconds after it.
+      const promotedFor = Date.now() - (detectedAt.get(entry.key) ?? 0)
+      if (stats !== undefined && promotedFor < 3000) {
+        redisBefore.set(entry.key, Math.max(redisBefore.get(entry.key) ?? 0, stats.requestsPerSecond))
+      }
       return { entry, stats, redisBefore: redisBefore.get(entry.key) }
     }),
   )
-  const state: ViewState = { elapsedSeconds, header, entries, events, startedAt }
+  const loads = [...databaseLoads.values()].reduce((sum, n) => sum + n, 0)
+  const expiringFor = Math.max(0, elapsedSeconds - SCENARIO.expiring.startSeconds)
+  const footer =
+    expiringFor > 0
+      ? `${SCENARIO.expiring.key}: ${loads} database load(s) in ${expiringFor} s of ${(SCENARIO.expiring.rpsPerAgent * AGENTS).toLocaleString('en')} reads/s with a ${SCENARIO.expiring.ttlSeconds} s TTL (about one per expiry; without coalescing, each expiry would send every waiting reader to the database)`
+      : ''
+  const state: ViewState = { elapsedSeconds, header, entries, events, startedAt, footer }
   if (interactive) {
     process.stdout.write(`\x1b[2J\x1b[H${renderView(state)}\n\n  t = +${elapsedSeconds}s\n`)
   } else {

@@ -8,6 +8,13 @@ export const SCENARIO = {
   backgroundRps: 3_000,
   /** A post that goes viral: read-mostly, so it should be served from the agents' L1 caches. */
   viral: { key: 'demo:post:42', startSeconds: 5, rpsPerAgent: 2_000 },
+  /** Its like counter, incremented by every reader: write-hot, so it should be split over shards. */
+  counter: { key: 'demo:likes:post:42', startSeconds: 12, rpsPerAgent: 1_500 },
+  /**
+   * A config blob loaded from a slow "database" with a short TTL and read constantly: without protection, every
+   * expiry would send a herd of loads to the database; with getOrLoad it is loaded about once per TTL.
+   */
+  expiring: { key: 'demo:config:flags', startSeconds: 18, rpsPerAgent: 1_500, ttlSeconds: 3, loadMs: 50 },
 } as const
 
 /** Cluster-wide requests per second at which the quickstart's control plane calls a key hot. */

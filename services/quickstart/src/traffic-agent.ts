@@ -19,6 +19,14 @@ const zipf = new ZipfSampler(SCENARIO.backgroundKeys, 1.1, seededRandom(index + 
 const names = Array.from({ length: SCENARIO.backgroundKeys }, (_, i) => backgroundKey(i))
 const perSlice = (rps: number) => Math.round((rps * SLICE_MS) / 1000)
 let viralRequests = 0
+let databaseLoads = 0
+
+// The slow source behind the expiring key: each call is one "database query".
+async function loadFlags(): Promise<{ flags: string[]; loadedAt: number }> {
+  databaseLoads++
+  await new Promise((resolve) => setTimeout(resolve, SCENARIO.expiring.loadMs))
+  return { flags: ['new-checkout', 'dark-mode'], loadedAt: Date.now() }
+}
 
 const driver = setInterval(() => {
   const elapsed = (Date.now() - startedAt) / 1000
@@ -31,20 +39,30 @@ const driver = setInterval(() => {
       void agent.get(SCENARIO.viral.key).catch(() => {})
     }
   }
+  if (elapsed >= SCENARIO.counter.startSeconds) {
+    for (let i = 0, n = perSlice(SCENARIO.counter.rpsPerAgent); i < n; i++) {
+      void agent.incr(SCENARIO.counter.key).catch(() => {})
+    }
+  }
+  if (elapsed >= SCENARIO.expiring.startSeconds) {
+    for (let i = 0, n = perSlice(SCENARIO.expiring.rpsPerAgent); i < n; i++) {
+      void agent
+        .getOrLoad(SCENARIO.expiring.key, loadFlags, { ttlSeconds: SCENARIO.expiring.ttlSeconds })
+        .catch(() => {})
+    }
+  }
 }, SLICE_MS)
 
 const reporter = setInterval(() => {
-  if (process.send !== undefined || Math.round((Date.now() - startedAt) / 1000) % 5 !== 0) return
+  // Under the quickstart the view reads the control plane; only the database loads are known here alone.
+  if (process.send !== undefined) {
+    process.send({ databaseLoads })
+    return
+  }
+  if (Math.round((Date.now() - startedAt) / 1000) % 5 !== 0) return
   const stats = agent.stats()
-  console.log(
-    JSON.stringify({
-      index,
-      viralRequests,
-      requests: stats.requests,
-      l1Hits: stats.l1Hits,
-      viral: agent.mitigation(SCENARIO.viral.key) ?? 'none',
-    }),
-  )
+  const viral = agent.mitigation(SCENARIO.viral.key) ?? 'none'
+  console.log(JSON.stringify({ index, viralRequests, databaseLoads, requests: stats.requests, viral }))
 }, 1000)
 
 async function stop(): Promise<void> {
