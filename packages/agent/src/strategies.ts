@@ -41,29 +41,6 @@ export interface MitigationStrategy {
   leave(hot: HotKey): void
 }
 
-/** Reads go to Redis unchanged and loads to the stampede guard: split, until its issue lands. */
-export class PassThroughStrategy implements MitigationStrategy {
-  readonly servesReads = false
-  readonly #readThrough: ReadThrough
-  readonly #fetch: FetchThrough
-
-  constructor(readThrough: ReadThrough, fetch: FetchThrough) {
-    this.#readThrough = readThrough
-    this.#fetch = fetch
-  }
-
-  get(key: RedisKey, name: string, hot: HotKey): Promise<string | null> {
-    return this.#readThrough(key, name, hot)
-  }
-
-  async load<T>(name: string, hot: HotKey, loader: Loader<T>, options: LoadOptions): Promise<T> {
-    return (await this.#fetch(name, hot, loader, options)).value
-  }
-
-  enter(): void {}
-  leave(): void {}
-}
-
 /** What LocalCacheStrategy needs. */
 export interface LocalCacheStrategyOptions {
   l1: L1Cache

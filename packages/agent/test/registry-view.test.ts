@@ -10,16 +10,20 @@ import { describe, expect, it } from 'vitest'
 import { silentLogger } from '../src/options.js'
 import { type HotKey, RegistryView } from '../src/registry-view.js'
 import { AgentCounters } from '../src/stats.js'
-import { PassThroughStrategy } from '../src/strategies.js'
+import type { MitigationStrategy } from '../src/strategies.js'
 import { registryEntry } from '../src/testing.js'
 import { deferred, waitFor } from './support/helpers.js'
 
-const strategy = new PassThroughStrategy(
-  async () => null,
-  async () => {
+// The view only stores and hands out strategies; these tests never read or load through one.
+const strategy: MitigationStrategy = {
+  servesReads: false,
+  get: async () => null,
+  load: async () => {
     throw new Error('not loaded in these tests')
   },
-)
+  enter: () => {},
+  leave: () => {},
+}
 
 function snapshot(version: number, entries: RegistryEntry[]): string {
   return encodeSnapshot({ v: WIRE_VERSION, kind: 'snapshot', version, at: 0, entries })
