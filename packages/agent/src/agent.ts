@@ -112,7 +112,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     this.#channels = parts.openChannels(this.#onMessage)
     const guard = this.#guard
     this.#splitter = createSplitter({ redis: parts.data, names, agentId: options.agentId, clock })
-    this.#split = new SplitStrategy(this.#splitter, this.#fetch, log)
+    this.#split = new SplitStrategy(this.#splitter, this.#fetch, log, () => clock.now())
     this.#strategies = {
       local_cache: new LocalCacheStrategy({
         l1: this.#l1,

@@ -18,13 +18,15 @@ export class SplitStrategy implements MitigationStrategy {
   readonly #splitter: Splitter
   readonly #fetch: FetchThrough
   readonly #log: AgentLogger
+  readonly #now: () => number
   /** The N each split key is laid out with now, to notice a registry update that changes it. */
   readonly #active = new Map<string, number>()
 
-  constructor(splitter: Splitter, fetch: FetchThrough, log: AgentLogger) {
+  constructor(splitter: Splitter, fetch: FetchThrough, log: AgentLogger, now: () => number) {
     this.#splitter = splitter
     this.#fetch = fetch
     this.#log = log
+    this.#now = now
   }
 
   /** The key's current split factor, resharding first when the registry changed it. */
@@ -58,7 +60,7 @@ export class SplitStrategy implements MitigationStrategy {
     this.#background(
       'activate',
       hot.key,
-      this.#splitter.activate(hot.key, n, { holdWritesUntil: Date.now() + PROPAGATION_MS }),
+      this.#splitter.activate(hot.key, n, { holdWritesUntil: this.#now() + PROPAGATION_MS }),
     )
   }
 
