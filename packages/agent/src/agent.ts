@@ -307,10 +307,10 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     this.#counters.requests++
     this.#recordWrite(name)
     const hot = this.#view.get(name)
-    const expiry = rest.slice(1) as CopyExpiry
     // A split key's plain value is kept as N copies: a write goes to all of them, a read to one.
+    const expiry = hot?.mitigation === 'split' ? rest.slice(1) : undefined
     const pending =
-      hot?.mitigation === 'split' && isCopyExpiry(expiry)
+      hot !== undefined && expiry !== undefined && isCopyExpiry(expiry)
         ? this.#splitter.setCopies(name, this.#split.factorOf(hot), String(rest[0]), ...expiry)
         : lossless(key, name)
           ? setAndBreakLease(this.#data, this.#options.names, name, ...(rest as SetArguments))
