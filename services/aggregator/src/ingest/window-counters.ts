@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs'
 import type { HeatsinkNames, WindowReport } from '@heatsink/protocol'
 import type { Cluster, Redis } from 'ioredis'
+import { defineScripts } from '../lua/scripts.js'
 import { counterShard } from './counter-shard.js'
 
 /** Cluster-wide counts of one key in one window. */
@@ -35,25 +35,19 @@ export interface WindowCountersOptions {
   retainMs: number
 }
 
-const applyReportLua = readFileSync(new URL('../lua/applyReport-1.lua', import.meta.url), 'utf8')
-
-type WithApplyReport = {
-  applyReport(key: string, ...args: Array<string | number>): Promise<Array<string | number>>
-}
-
 /**
  * The cluster-wide per-window sums, kept in Redis so that any replica can apply any report: replicas hold no
  * counting state, and one that dies loses nothing. Applying is idempotent (see applyReport-1.lua).
  */
 export class WindowCounters {
-  readonly #redis: (Redis | Cluster) & WithApplyReport
+  readonly #redis: Redis | Cluster
   readonly #options: WindowCountersOptions
   readonly #hotPerWindow: number
 
   constructor(redis: Redis | Cluster, options: WindowCountersOptions) {
-    if (!('applyReport' in redis))
-      redis.defineCommand('applyReport', { numberOfKeys: 1, lua: applyReportLua })
-    this.#redis = redis as (Redis | Cluster) & WithApplyReport
+    // The aggregator's connection has its scripts already; a connection handed in by a test or benchmark may not.
+    if (!('applyReport' in redis)) defineScripts(redis)
+    this.#redis = redis
     this.#options = options
     this.#hotPerWindow = Math.max(1, Math.ceil((options.hotRps * options.windowMs) / 1000))
   }

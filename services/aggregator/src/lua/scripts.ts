@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { Redis, Result } from 'ioredis'
+import type { Cluster, Redis, Result } from 'ioredis'
 
 // Next to this module: the build copies the .lua files into dist/lua (scripts/copy-assets.mjs).
 const LUA_DIR = fileURLToPath(new URL('./', import.meta.url))
@@ -35,7 +35,7 @@ function scripts(): readonly Script[] {
  * Registers every script in src/lua on `redis` with defineCommand: `fooBar-2.lua` becomes
  * `redis.fooBar(key1, key2, ...args)`, run by EVALSHA with a fallback to EVAL.
  */
-export function defineScripts(redis: Redis): void {
+export function defineScripts(redis: Redis | Cluster): void {
   for (const script of scripts()) {
     redis.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua })
   }
@@ -51,5 +51,10 @@ declare module 'ioredis' {
       channel: string,
       ...eventVersionsAndPayloads: (string | number)[]
     ): Result<number[], Context>
+    /** applyReport-1.lua: folds one agent's counts into a window-shard; returns crossing and warm keys. */
+    applyReport(
+      windowShardKey: string,
+      ...args: Array<string | number>
+    ): Result<Array<string | number>, Context>
   }
 }
