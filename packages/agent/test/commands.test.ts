@@ -153,6 +153,31 @@ describe('wrapped commands', () => {
     }
   })
 
+  it('leave the client and its pipelines as they were, so its own commands lose no speed', async () => {
+    // Every property written onto an ioredis client is copied onto each pipeline it builds, including the one
+    // enableAutoPipelining builds behind every plain GET; enough of them make V8 slow the client down.
+    const client = redis().client({ enableAutoPipelining: true })
+    const untouched = redis().client({ enableAutoPipelining: true })
+    const agent = createAgent({ redis: client, namespace: redis().namespace })
+    try {
+      await agent.ready()
+      const { namespace } = redis()
+      await publishRegistry(client, createNames(namespace), {
+        key: `${namespace}:views`,
+        mitigation: 'split',
+      })
+      await waitFor(() => agent.mitigation(`${namespace}:views`) === 'split', 'the split to arrive')
+      await agent.incr(`${namespace}:views`)
+      await agent.set(`${namespace}:a`, 'x')
+      await agent.del(`${namespace}:a`, `${namespace}:b`)
+      await agent.getOrLoad(`${namespace}:loaded`, async () => 'value', { ttlSeconds: 60 })
+      expect(Object.keys(client).sort()).toEqual(Object.keys(untouched).sort())
+      expect(Object.keys(client.pipeline()).sort()).toEqual(Object.keys(untouched.pipeline()).sort())
+    } finally {
+      await agent.close()
+    }
+  })
+
   it('unwrapped commands stay reachable on agent.redis, unchanged', async () => {
     const client = redis().client()
     const agent = createAgent({ redis: client, namespace: redis().namespace })

@@ -4,7 +4,6 @@ import type { Cluster, Redis } from 'ioredis'
 import { InvalidSplitOptionError } from './errors.js'
 import { FanOut } from './fan-out.js'
 import { LayoutCache, type SplitLayout } from './layout.js'
-import { defineSplitScripts } from './scripts.js'
 import { ShardCounts } from './shard-counts.js'
 import { StampClock } from './stamp-clock.js'
 import { Transitions } from './transitions.js'
@@ -90,7 +89,6 @@ export function createContext(options: SplitterOptions): SplitContext {
     foldedRecheckMs: positive('foldedRecheckMs', options.foldedRecheckMs ?? sealTtlMs),
     helperTtlMs: Math.max(HOUR, 10 * leaseMs),
   }
-  defineSplitScripts(options.redis)
   const clock = options.clock ?? systemClock
   return {
     redis: options.redis,

@@ -1,14 +1,18 @@
 import { redisClusterSlot } from '@heatsink/protocol'
-import type { Cluster, Redis } from 'ioredis'
-import { type ScriptName, scriptCommand } from './scripts.js'
+import type { RedisScript } from '@heatsink/redis-script'
+import type { ChainableCommander, Cluster, Redis } from 'ioredis'
+import { type ScriptName, splitScript } from './scripts.js'
 
 /** One Redis command, with the slot its keys hash to (every key of one command shares a slot). */
 export interface RedisCall {
   readonly slot: number
+  /** A plain command's name, as ioredis names its method; for a script, the script's. */
   readonly command: string
+  /** A plain command's arguments; a script's ARGV. */
   readonly args: ReadonlyArray<string | number>
-  /** One of this package's scripts: defined on the client, not on a Cluster's node connections. */
-  readonly script?: true
+  /** One of this package's scripts, run with `keys` as its KEYS. */
+  readonly script?: RedisScript
+  readonly keys?: readonly string[]
 }
 
 // The slot is worked out only when a batch is grouped by node: a command sent alone (every write) never needs it.
@@ -44,14 +48,21 @@ export function script(
     get slot() {
       return redisClusterSlot(keys[0]!)
     },
-    command: scriptCommand(name),
-    args: [...keys, ...argv],
-    script: true,
+    command: name,
+    args: argv,
+    script: splitScript(name),
+    keys,
   }
 }
 
-// Pipelines and clients expose every command (and every defined script) as a method of this shape.
+// Pipelines and clients expose every command as a method of this shape.
 type Commander = Record<string, (...args: Array<string | number>) => unknown>
+
+/** Sends one call through a client or a Cluster (a promise of its reply), or queues it on a pipeline. */
+function send(target: Redis | Cluster | ChainableCommander, request: RedisCall): unknown {
+  if (request.script !== undefined) return request.script.run(target, request.keys ?? [], request.args)
+  return (target as unknown as Commander)[request.command]!(...request.args)
+}
 type ExecResult = Array<[Error | null, unknown]> | null
 
 // Errors after which ioredis, sending the one command itself, follows the cluster to the right node.
@@ -62,7 +73,7 @@ const REDIRECTED = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN)\b/
  * Cluster one pipeline per master, grouped by the client's slot map. Shards are spread over slots on purpose,
  * so a Lua script cannot read several of them; a per-node pipeline is the widest batch Redis Cluster allows.
  *
- * A group of plain commands goes straight down its master's own connection (cluster.nodes()): a Cluster
+ * A group goes straight down its master's own connection (cluster.nodes()): a Cluster
  * pipeline re-hashes every key to check the group, which measured slower than the extra round trip it saves
  * elsewhere. Commands that come back MOVED or ASK (a slot moved since the map was read), and groups the slot map
  * no longer allows, are re-sent one by one through the cluster client, which follows the cluster.
@@ -92,7 +103,7 @@ export class FanOut {
 
   /** Runs one command on its own (no pipeline), as the client would. */
   one(request: RedisCall): Promise<unknown> {
-    return (this.#redis as unknown as Commander)[request.command]!(...request.args) as Promise<unknown>
+    return send(this.#redis, request) as Promise<unknown>
   }
 
   /** Runs every command; resolves to their replies in order, or rejects with the first command's error. */
@@ -121,10 +132,10 @@ export class FanOut {
     return [...byNode.values()]
   }
 
-  // A master's own connection, for a group of plain commands; undefined sends the group through the cluster.
+  // A master's own connection for a group; undefined sends the group through the cluster.
   #nodeFor(requests: readonly RedisCall[], positions: readonly number[]): Redis | undefined {
     const cluster = this.#cluster
-    if (cluster === undefined || positions.some((position) => requests[position]!.script)) return undefined
+    if (cluster === undefined) return undefined
     const nodeKey = cluster.slots[requests[positions[0]!]!.slot]?.[0]
     if (nodeKey === undefined) return undefined
     if (this.#nodes === undefined) {
@@ -143,11 +154,8 @@ export class FanOut {
       return
     }
     const pipeline = (this.#nodeFor(requests, positions) ?? this.#redis).pipeline()
-    const commander = pipeline as unknown as Commander
-    for (const position of positions) {
-      const request = requests[position]!
-      commander[request.command]!(...request.args)
-    }
+    // Every reply, and every error, is read from exec()'s results.
+    for (const position of positions) send(pipeline, requests[position]!)
     let results: ExecResult
     try {
       results = (await pipeline.exec()) as ExecResult

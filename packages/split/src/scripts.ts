@@ -1,8 +1,6 @@
-import { readFileSync } from 'node:fs'
-import type { Cluster, Redis } from 'ioredis'
+import { RedisScript } from '@heatsink/redis-script'
 
-// Every script this package runs, by file name (`<camelName>-<numberOfKeys>.lua`). Registered under a `split`
-// prefix so that another package's command of the same name on a shared client cannot replace them.
+// Every script this package runs, by file name (`<camelName>-<numberOfKeys>.lua`).
 const SCRIPT_KEYS = {
   incrShard: 2,
   saddShard: 2,
@@ -26,27 +24,15 @@ const SCRIPT_KEYS = {
 /** A script of this package, by its file's camel name. */
 export type ScriptName = keyof typeof SCRIPT_KEYS
 
-const SOURCES = new Map<ScriptName, { numberOfKeys: number; lua: string }>(
-  (Object.keys(SCRIPT_KEYS) as ScriptName[]).map((name) => {
-    const numberOfKeys = SCRIPT_KEYS[name]
-    const lua = readFileSync(new URL(`./lua/${name}-${numberOfKeys}.lua`, import.meta.url), 'utf8')
-    return [name, { numberOfKeys, lua }]
-  }),
+// Read once per process; the build copies the .lua files beside this module (scripts/copy-assets.mjs).
+const SCRIPTS = new Map<ScriptName, RedisScript>(
+  (Object.keys(SCRIPT_KEYS) as ScriptName[]).map((name) => [
+    name,
+    RedisScript.fromFile(new URL(`./lua/${name}-${SCRIPT_KEYS[name]}.lua`, import.meta.url)),
+  ]),
 )
 
-const COMMANDS = new Map<ScriptName, string>(
-  [...SOURCES.keys()].map((name) => [name, `split${name[0]!.toUpperCase()}${name.slice(1)}`]),
-)
-
-/** The ioredis command name a script is registered under. */
-export function scriptCommand(name: ScriptName): string {
-  return COMMANDS.get(name)!
-}
-
-/** Registers every script on a client (idempotent), so it and its pipelines can run them by command name. */
-export function defineSplitScripts(redis: Redis | Cluster): void {
-  for (const [name, source] of SOURCES) {
-    const command = scriptCommand(name)
-    if (!(command in redis)) redis.defineCommand(command, source)
-  }
+/** The script of that name. */
+export function splitScript(name: ScriptName): RedisScript {
+  return SCRIPTS.get(name)!
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Clock } from '@heatsink/sketch'
-import type { ScriptedRedis } from './scripts.js'
+import type { Cluster, Redis } from 'ioredis'
+import { stampedeScripts } from './scripts.js'
 
 /** Where one key's lease lives and how its end is announced. */
 export interface LeaseTarget {
@@ -28,7 +29,7 @@ export interface LeaseTiming {
  * holds a value is returned without touching the lease (a waiter's cheap re-check).
  */
 export async function tryLease(
-  redis: ScriptedRedis,
+  redis: Redis | Cluster,
   target: LeaseTarget,
   owner: string,
   timing: LeaseTiming,
@@ -38,7 +39,8 @@ export async function tryLease(
 ): Promise<LeaseAttempt> {
   // Tokens come from crypto, not the injected random: two agents seeded alike must still never share one.
   const token = `${owner}:${randomUUID()}`
-  const [status, payload] = await redis.hsAcquireLease(
+  const [status, payload] = await stampedeScripts.acquireLease(
+    redis,
     target.key,
     target.leaseKey,
     token,
@@ -58,7 +60,7 @@ export async function tryLease(
  */
 export class HeldLease {
   readonly token: string
-  readonly #redis: ScriptedRedis
+  readonly #redis: Redis | Cluster
   readonly #target: LeaseTarget
   readonly #timing: LeaseTiming
   readonly #clock: Clock
@@ -70,7 +72,7 @@ export class HeldLease {
   held = true
 
   constructor(
-    redis: ScriptedRedis,
+    redis: Redis | Cluster,
     target: LeaseTarget,
     token: string,
     timing: LeaseTiming,
@@ -91,7 +93,18 @@ export class HeldLease {
   async fill(envelope: string, ttlMs: number): Promise<boolean> {
     this.#end()
     const { key, leaseKey, channel } = this.#target
-    return (await this.#redis.hsFillLease(key, leaseKey, this.token, envelope, ttlMs, channel, key)) === 1
+    return (
+      (await stampedeScripts.fillLease(
+        this.#redis,
+        key,
+        leaseKey,
+        this.token,
+        envelope,
+        ttlMs,
+        channel,
+        key,
+      )) === 1
+    )
   }
 
   /** Releases without storing, if still the owner; never throws (the lease runs out anyway). */
@@ -99,7 +112,7 @@ export class HeldLease {
     if (this.#ended) return
     this.#end()
     const { key, leaseKey, channel } = this.#target
-    await this.#redis.hsReleaseLease(leaseKey, this.token, channel, key).catch(this.#onError)
+    await stampedeScripts.releaseLease(this.#redis, leaseKey, this.token, channel, key).catch(this.#onError)
   }
 
   #end(): void {
@@ -114,12 +127,14 @@ export class HeldLease {
     this.#timer = this.#clock.setTimeout(() => {
       if (this.#ended) return
       this.#schedule()
-      this.#redis.hsExtendLease(this.#target.leaseKey, this.token, this.#timing.leaseMs).then((extended) => {
-        if (extended === 0) {
-          this.held = false
-          this.#end()
-        }
-      }, this.#onError)
+      stampedeScripts
+        .extendLease(this.#redis, this.#target.leaseKey, this.token, this.#timing.leaseMs)
+        .then((extended) => {
+          if (extended === 0) {
+            this.held = false
+            this.#end()
+          }
+        }, this.#onError)
     }, every)
   }
 }

@@ -1,20 +1,35 @@
-import { readFileSync } from 'node:fs'
+import { RedisScript, type ScriptArgument } from '@heatsink/redis-script'
 import type { Cluster, Redis } from 'ioredis'
 
-type Arg = string | number | Buffer
+// The build copies the .lua files beside this module (scripts/copy-assets.mjs).
+const script = (file: string) => RedisScript.fromFile(new URL(`./lua/${file}`, import.meta.url))
 
-/** The package's Lua scripts as ioredis commands; every one takes the cache key first, then its lease key. */
-export interface StampedeCommands {
-  hsAcquireLease(
+const ACQUIRE_LEASE = script('acquireLease-2.lua')
+const EXTEND_LEASE = script('extendLease-1.lua')
+const RELEASE_LEASE = script('releaseLease-1.lua')
+const FILL_LEASE = script('fillLease-2.lua')
+const SET_AND_BREAK_LEASE = script('setAndBreakLease-2.lua')
+const DEL_AND_BREAK_LEASES = script('delAndBreakLeases.lua')
+
+/** The package's Lua scripts, typed; every one that names a cache key takes it first, then its lease key. */
+export const stampedeScripts = {
+  acquireLease: (
+    redis: Redis | Cluster,
     key: string,
     leaseKey: string,
     token: string,
     ms: number,
     peek: '0' | '1',
-  ): Promise<[number, string | number | null]>
-  hsExtendLease(leaseKey: string, token: string, ms: number): Promise<number>
-  hsReleaseLease(leaseKey: string, token: string, channel: string, message: string): Promise<number>
-  hsFillLease(
+  ) => ACQUIRE_LEASE.run<[number, string | number | null]>(redis, [key, leaseKey], [token, ms, peek]),
+
+  extendLease: (redis: Redis | Cluster, leaseKey: string, token: string, ms: number) =>
+    EXTEND_LEASE.run<number>(redis, [leaseKey], [token, ms]),
+
+  releaseLease: (redis: Redis | Cluster, leaseKey: string, token: string, channel: string, message: string) =>
+    RELEASE_LEASE.run<number>(redis, [leaseKey], [token, channel, message]),
+
+  fillLease: (
+    redis: Redis | Cluster,
     key: string,
     leaseKey: string,
     token: string,
@@ -22,49 +37,18 @@ export interface StampedeCommands {
     ttlMs: number,
     channel: string,
     message: string,
-  ): Promise<number>
-  hsSetAndBreakLease(
+  ) => FILL_LEASE.run<number>(redis, [key, leaseKey], [token, envelope, ttlMs, channel, message]),
+
+  setAndBreakLease: (
+    redis: Redis | Cluster,
     key: string,
     leaseKey: string,
     channel: string,
     message: string,
-    ...setArgs: Arg[]
-  ): Promise<string | null>
-  hsDelAndBreakLease(key: string, leaseKey: string, channel: string, message: string): Promise<number>
-}
+    setArgs: readonly ScriptArgument[],
+  ) => SET_AND_BREAK_LEASE.run<string | null>(redis, [key, leaseKey], [channel, message, ...setArgs]),
 
-/** A client with the scripts defined on it. */
-export type ScriptedRedis = (Redis | Cluster) & StampedeCommands
-
-// Name in the client -> the file, whose name ends in its number of keys.
-const SCRIPTS = {
-  hsAcquireLease: 'acquireLease-2.lua',
-  hsExtendLease: 'extendLease-1.lua',
-  hsReleaseLease: 'releaseLease-1.lua',
-  hsFillLease: 'fillLease-2.lua',
-  hsSetAndBreakLease: 'setAndBreakLease-2.lua',
-  hsDelAndBreakLease: 'delAndBreakLease-2.lua',
-} as const
-
-let sources: Array<[name: string, numberOfKeys: number, lua: string]> | undefined
-
-// Read once per process, on first use; the build copies the .lua files beside this module.
-function loadSources(): Array<[string, number, string]> {
-  sources ??= Object.entries(SCRIPTS).map(([name, file]) => [
-    name,
-    Number(/-(\d+)\.lua$/.exec(file)?.[1]),
-    readFileSync(new URL(`./lua/${file}`, import.meta.url), 'utf8'),
-  ])
-  return sources
-}
-
-/**
- * Defines the scripts on `redis` (once per client) and returns it typed with them. ioredis runs each by
- * EVALSHA and falls back to EVAL the first time a server lacks it, and routes it on a Cluster by its first key.
- */
-export function withScripts(redis: Redis | Cluster): ScriptedRedis {
-  if (!('hsFillLease' in redis)) {
-    for (const [name, numberOfKeys, lua] of loadSources()) redis.defineCommand(name, { numberOfKeys, lua })
-  }
-  return redis as ScriptedRedis
+  /** `keysAndLeases`: each cache key followed by its lease key. */
+  delAndBreakLeases: (redis: Redis | Cluster, keysAndLeases: readonly string[], channel: string) =>
+    DEL_AND_BREAK_LEASES.run<number>(redis, keysAndLeases, [channel]),
 }

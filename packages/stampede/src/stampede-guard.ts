@@ -10,7 +10,6 @@ import { Generations } from './generations.js'
 import { type KeyStats, StatsBook } from './key-stats.js'
 import { type HeldLease, type LeaseTarget, type LeaseTiming, tryLease } from './lease.js'
 import { type GetOrLoadOptions, positive, type ResolvedLoadOptions, resolveLoadOptions } from './options.js'
-import { type ScriptedRedis, withScripts } from './scripts.js'
 import { SingleFlight } from './single-flight.js'
 import { delAndBreakLease, type SetArguments, setAndBreakLease } from './write-through.js'
 
@@ -84,7 +83,7 @@ interface Load {
 
 /** createStampedeGuard's result, for the agent's getOrLoad: see the class's methods. */
 export class StampedeGuard {
-  readonly #redis: ScriptedRedis
+  readonly #redis: Redis | Cluster
   readonly #subscriber: Redis | Cluster | undefined
   readonly #ownsSubscriber: boolean
   readonly #names: HeatsinkNames
@@ -107,7 +106,7 @@ export class StampedeGuard {
   #closing: Promise<void> | undefined
 
   constructor(options: StampedeGuardOptions) {
-    this.#redis = withScripts(options.redis)
+    this.#redis = options.redis
     this.#ownsSubscriber = options.subscriber === undefined
     this.#subscriber =
       options.subscriber === false ? undefined : (options.subscriber ?? options.redis.duplicate())

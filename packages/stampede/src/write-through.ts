@@ -1,7 +1,7 @@
 import type { HeatsinkNames } from '@heatsink/protocol'
-import type { ChainableCommander, Cluster, Redis } from 'ioredis'
+import type { Cluster, Redis } from 'ioredis'
 import { fillChannel } from './fill-channel.js'
-import { withScripts } from './scripts.js'
+import { stampedeScripts } from './scripts.js'
 
 /** What SET takes after the key, as ioredis takes it: value, then EX/PX/NX/XX/GET/KEEPTTL tokens. */
 export type SetArguments = [value: string | number | Buffer, ...options: Array<string | number | Buffer>]
@@ -17,35 +17,25 @@ export function setAndBreakLease(
   key: string,
   ...args: SetArguments
 ): Promise<string | null> {
-  return withScripts(redis).hsSetAndBreakLease(key, names.leaseKey(key), fillChannel(names), key, ...args)
+  return stampedeScripts.setAndBreakLease(redis, key, names.leaseKey(key), fillChannel(names), key, args)
 }
 
 /** DEL through an agent: deletes `key` and breaks any lease on it in one script; resolves to 0 or 1. */
 export function delAndBreakLease(redis: Redis | Cluster, names: HeatsinkNames, key: string): Promise<number> {
-  return withScripts(redis).hsDelAndBreakLease(key, names.leaseKey(key), fillChannel(names), key)
-}
-
-type DelTransaction = ChainableCommander & {
-  hsDelAndBreakLease(key: string, leaseKey: string, channel: string, message: string): DelTransaction
+  return stampedeScripts.delAndBreakLeases(redis, [key, names.leaseKey(key)], fillChannel(names))
 }
 
 /**
- * DEL of several keys through an agent: delAndBreakLease for each, in one MULTI, so the keys go at once as with
- * one DEL (on a Cluster they must share a slot, as for DEL). Resolves to the number of keys deleted; a key named
- * twice counts once, as DEL counts it.
+ * DEL of several keys through an agent: deletes them all and breaks every lease on them in one script, so the
+ * keys go at once as with one DEL (on a Cluster they must share a slot, as for DEL). Resolves to the number of
+ * keys deleted; a key named twice counts once, as DEL counts it.
  */
-export async function delAndBreakLeases(
+export function delAndBreakLeases(
   redis: Redis | Cluster,
   names: HeatsinkNames,
   keys: readonly string[],
 ): Promise<number> {
-  const transaction = withScripts(redis).multi() as DelTransaction
-  const channel = fillChannel(names)
-  for (const key of keys) transaction.hsDelAndBreakLease(key, names.leaseKey(key), channel, key)
-  let deleted = 0
-  for (const [error, reply] of (await transaction.exec()) ?? []) {
-    if (error) throw error
-    deleted += reply as number
-  }
-  return deleted
+  const keysAndLeases: string[] = []
+  for (const key of keys) keysAndLeases.push(key, names.leaseKey(key))
+  return stampedeScripts.delAndBreakLeases(redis, keysAndLeases, fillChannel(names))
 }

@@ -1,8 +1,9 @@
 import { ManualClock } from '@heatsink/sketch'
+import type { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import { delAndBreakLease, delAndBreakLeases, fillChannel, setAndBreakLease } from '../src/index.js'
 import { type LeaseTiming, tryLease } from '../src/lease.js'
-import { type ScriptedRedis, withScripts } from '../src/scripts.js'
+import { stampedeScripts } from '../src/scripts.js'
 import { keyOf, namesOf, until, useTestRedis } from './support.js'
 
 const t = useTestRedis()
@@ -13,7 +14,7 @@ const fail = (error: unknown) => {
 
 /** Takes the lease of `key` for `owner`, failing the test when it is held. */
 async function acquire(
-  redis: ScriptedRedis,
+  redis: Redis,
   key: string,
   owner: string,
   leaseTiming: LeaseTiming = timing,
@@ -32,7 +33,7 @@ function target(key: string) {
 
 describe('lease scripts', () => {
   it('lets one owner take a lease, reports it held to others, and fills only while owned', async () => {
-    const redis = withScripts(t().client())
+    const redis = t().client()
     const clock = new ManualClock(0)
     const key = keyOf(t(), 'k')
     const first = await tryLease(redis, target(key), 'a', timing, clock, false, fail)
@@ -53,7 +54,7 @@ describe('lease scripts', () => {
   })
 
   it('never releases, extends or fills a lease that ran out and passed to another owner', async () => {
-    const redis = withScripts(t().client())
+    const redis = t().client()
     const clock = new ManualClock(0)
     const key = keyOf(t(), 'expired')
     const short = await acquire(redis, key, 'old', { leaseMs: 50, maxLeaseMs: 50 }, clock)
@@ -62,7 +63,7 @@ describe('lease scripts', () => {
 
     await short.release()
     expect(await redis.get(target(key).leaseKey)).toBe(taken.token)
-    expect(await redis.hsExtendLease(target(key).leaseKey, short.token, 60_000)).toBe(0)
+    expect(await stampedeScripts.extendLease(redis, target(key).leaseKey, short.token, 60_000)).toBe(0)
     expect(await short.fill('stale', 10_000)).toBe(false)
     expect(await redis.get(key)).toBeNull()
     expect(await redis.get(target(key).leaseKey)).toBe(taken.token)
@@ -71,7 +72,7 @@ describe('lease scripts', () => {
   })
 
   it('extends a held lease every third of its time to live', async () => {
-    const redis = withScripts(t().client())
+    const redis = t().client()
     const clock = new ManualClock(0)
     const key = keyOf(t(), 'extended')
     const lease = await acquire(redis, key, 'a', { leaseMs: 3_000, maxLeaseMs: 60_000 }, clock)
@@ -87,7 +88,7 @@ describe('writes that break the lease', () => {
     const redis = t().client()
     const names = namesOf(t())
     const key = keyOf(t(), 'w')
-    const loading = await acquire(withScripts(redis), key, 'loader')
+    const loading = await acquire(redis, key, 'loader')
 
     expect(await setAndBreakLease(redis, names, key, 'one', 'PX', 60_000)).toBe('OK')
     expect(await redis.exists(names.leaseKey(key))).toBe(0)
@@ -117,7 +118,7 @@ describe('writes that break the lease', () => {
     expect(heard).toEqual([key])
   })
 
-  it('deletes several keys and breaks each lease in one transaction, counting as DEL does', async () => {
+  it('deletes several keys and breaks each lease in one script, counting as DEL does', async () => {
     const redis = t().client()
     const listener = t().client()
     const names = namesOf(t())
@@ -125,7 +126,7 @@ describe('writes that break the lease', () => {
     const heard: string[] = []
     listener.on('message', (_channel: string, message: string) => heard.push(message))
     await listener.subscribe(fillChannel(names))
-    const loading = await acquire(withScripts(redis), a, 'loader')
+    const loading = await acquire(redis, a, 'loader')
     await redis.set(a, 'x')
     await redis.set(b, 'y')
 

@@ -11,7 +11,6 @@ import { createPgliteDatabase } from './db/pglite-database.js'
 import { DetectionEngine } from './detection/detection-engine.js'
 import { type ApiServer, buildApi } from './http/app.js'
 import type { ReadinessProbe } from './http/ops-routes.js'
-import { defineScripts } from './lua/scripts.js'
 import { createMetrics, type Metrics } from './metrics.js'
 import { RegistryPublisher } from './registry/registry-publisher.js'
 import { RegistryService } from './registry/registry-service.js'
@@ -82,7 +81,6 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
     maxRetriesPerRequest: 2,
     connectionName: `heatsink-aggregator:${config.replicaId}`,
   })
-  defineScripts(redis)
 
   const publisher = new RegistryPublisher(db, {
     redis,

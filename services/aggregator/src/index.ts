@@ -29,7 +29,6 @@ export type { ReadinessProbe } from './http/ops-routes.js'
 export { type ReceivedReport, ReportConsumer } from './ingest/report-consumer.js'
 export { ReportIngest } from './ingest/report-ingest.js'
 export { WindowCounters } from './ingest/window-counters.js'
-export { defineScripts } from './lua/scripts.js'
 export { createMetrics, type Metrics } from './metrics.js'
 export type { PromoteInput } from './registry/registry-input.js'
 export {

@@ -3,7 +3,6 @@ import { useTestRedis } from '@heatsink/test'
 import type { Redis } from 'ioredis'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createPgDatabase } from '../src/db/pg-database.js'
-import { defineScripts } from '../src/lua/scripts.js'
 import { createMetrics, type Metrics } from '../src/metrics.js'
 import { RegistryPublisher } from '../src/registry/registry-publisher.js'
 import { RegistryService } from '../src/registry/registry-service.js'
@@ -24,7 +23,6 @@ describe('RegistryPublisher', () => {
   // Another replica's publisher: its own Redis connection, on `db` (default: the same pool).
   const otherReplica = (db = postgres.db, replicaMetrics?: Metrics) => {
     const client = redisFixture().client()
-    defineScripts(client)
     return new RegistryPublisher(db, {
       redis: client,
       names,
@@ -50,7 +48,6 @@ describe('RegistryPublisher', () => {
     metrics = createMetrics()
     names = createNames(redisFixture().namespace)
     redis = redisFixture().client()
-    defineScripts(redis)
     publisher = new RegistryPublisher(postgres.db, { redis, names, clock, metrics })
     // No afterCommit: each test decides when to flush, as a crash between commit and publish would.
     registry = new RegistryService(postgres.db, { clock })

@@ -1,6 +1,6 @@
 import type { HeatsinkNames, WindowReport } from '@heatsink/protocol'
 import type { Cluster, Redis } from 'ioredis'
-import { defineScripts } from '../lua/scripts.js'
+import { aggregatorScripts } from '../lua/scripts.js'
 import { counterShard } from './counter-shard.js'
 
 /** Cluster-wide counts of one key in one window. */
@@ -45,8 +45,6 @@ export class WindowCounters {
   readonly #hotPerWindow: number
 
   constructor(redis: Redis | Cluster, options: WindowCountersOptions) {
-    // The aggregator's connection has its scripts already; a connection handed in by a test or benchmark may not.
-    if (!('applyReport' in redis)) defineScripts(redis)
     this.#redis = redis
     this.#options = options
     this.#hotPerWindow = Math.max(1, Math.ceil((options.hotRps * options.windowMs) / 1000))
@@ -77,7 +75,7 @@ export class WindowCounters {
     }
     const results = await Promise.all(
       [...byShard].map(([shard, args]) =>
-        this.#redis.applyReport(names.windowCountersKey(report.windowStart, shard), ...args),
+        aggregatorScripts.applyReport(this.#redis, names.windowCountersKey(report.windowStart, shard), args),
       ),
     )
     const applied: Applied = { crossings: [], warm: [] }

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { type Clock, systemClock } from '../clock.js'
 import type { Database } from '../db/database.js'
+import { aggregatorScripts } from '../lua/scripts.js'
 import type { Metrics } from '../metrics.js'
 import { Ticker } from '../ticker.js'
 import { type RegistryRecord, toEntry } from './registry-record.js'
@@ -10,7 +11,6 @@ import { RegistryStore } from './registry-store.js'
 
 /** Options of RegistryPublisher. */
 export interface RegistryPublisherOptions {
-  /** A connection with defineScripts() applied. */
   readonly redis: Redis
   readonly names: HeatsinkNames
   readonly clock?: Clock
@@ -115,12 +115,13 @@ export class RegistryPublisher {
       entries: stored.records.map(toEntry),
     })
     const pairs = events.flatMap((event) => [event.version, event.payload])
-    const result = await this.#redis.publishRegistry(
+    const result = await aggregatorScripts.publishRegistry(
+      this.#redis,
       key,
       stored.version,
       snapshot,
       this.#names.registryChannel,
-      ...pairs,
+      pairs,
     )
     const published = result.map(Number)
     const at = this.#clock.now()
