@@ -3,7 +3,6 @@ import { TumblingWindows, WindowRecorder } from '@heatsink/sketch'
 import { type CopyExpiry, createSplitter, type Reconciler, type Splitter } from '@heatsink/split'
 import {
   createStampedeGuard,
-  delAndBreakLease,
   delAndBreakLeases,
   fillChannel,
   GuardClosedError,
@@ -19,6 +18,7 @@ import type { OwnedConnections } from './connections.js'
 import { AgentClosedError, AgentNotReadyError } from './errors.js'
 import { type Invalidate, InvalidationBus } from './invalidation-bus.js'
 import { L1Cache } from './l1-cache.js'
+import { missSampleWeight } from './miss-sampling.js'
 import { MultiGet } from './multi-get.js'
 import type { ResolvedOptions } from './options.js'
 import { type HotKey, RegistryView } from './registry-view.js'
@@ -47,9 +47,6 @@ export interface AgentParts<C extends Redis | Cluster> {
 }
 
 type Variadic = (...args: unknown[]) => Promise<unknown>
-
-/** One read of an unregistered key in this many has its reply watched for a miss; a power of two. */
-const MISS_SAMPLE = 8
 
 /**
  * The Heatsink agent: ioredis's get, set, del and mget, the counter, set and sorted-set commands (split across
@@ -81,7 +78,6 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   readonly #whenReady: Promise<void>
   #markReady: () => void = () => {}
   #readyCall: Promise<void> | undefined
-  #missSample = 0
   #closing: Promise<void> | undefined
 
   constructor(parts: AgentParts<C>) {
@@ -258,21 +254,17 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   /** ioredis GET: from L1 for local_cache keys, the aggregate for split keys, from Redis otherwise. */
   readonly get: Redis['get'] = (key: RedisKey, callback?: Callback<string | null>) => {
     const name = typeof key === 'string' ? key : key.toString()
-    const tracked = this.#recorder.record(name, false)
+    // The registry lookup first: it leaves V8's hash of the string cached for the recorder's candidate lookup.
+    const hot = this.#view.get(name)
+    const reads = this.#recorder.record(name, false)
     const counters = this.#counters
     counters.requests++
     counters.reads++
-    const hot = this.#view.get(name)
-    // Misses count only for keys the recorder tracks, and only one reply in MISS_SAMPLE is watched (its miss
-    // weighs MISS_SAMPLE): the extra promise reaction per read measured as most of the pass-through overhead,
-    // and the aggregator needs misses only as a share of a key's reads.
-    const result =
-      hot !== undefined
-        ? hot.strategy.get(key, name, hot)
-        : tracked && (++this.#missSample & (MISS_SAMPLE - 1)) === 0
-          ? this.#readSampled(key, name)
-          : this.#data.get(key)
-    return callback === undefined ? result : nodeify(result, callback)
+    if (hot !== undefined) return nodeify(hot.strategy.get(key, name, hot), callback)
+    // Misses count only for keys the recorder tracks, and only from the replies missSampleWeight picks: watching a
+    // reply costs a promise reaction, the largest part of what the agent adds to a read it does not mitigate.
+    const weight = missSampleWeight(reads)
+    return nodeify(weight === 0 ? this.#data.get(key) : this.#readSampled(key, name, weight), callback)
   }
 
   /**
@@ -435,9 +427,9 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     else if (channel === names.invalidationChannel) this.#bus.receive(payload.toString())
   }
 
-  readonly #readSampled = (key: RedisKey, name: string): Promise<string | null> =>
+  readonly #readSampled = (key: RedisKey, name: string, weight: number): Promise<string | null> =>
     this.#data.get(key).then((value) => {
-      if (value === null) this.#recorder.recordMiss(name, MISS_SAMPLE)
+      if (value === null) this.#recorder.recordMiss(name, weight)
       return value
     })
 
@@ -486,16 +478,14 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     this.#invalidate.key(name, 'local')
   }
 
-  // A DEL through the lease-breaking script, or several in one MULTI. A key that is not UTF-8 cannot be a
+  // A DEL through the lease-breaking script, one key or several. A key that is not UTF-8 cannot be a
   // getOrLoad key (those are strings) and holds no lease; a DEL naming one goes to Redis unchanged.
   #delete(keys: readonly RedisKey[], names: readonly string[], args: unknown[]): Promise<unknown> {
     const { names: heatsink } = this.#options
     if (names.length === 0 || !keys.every((key, i) => lossless(key, names[i] as string))) {
       return Reflect.apply(this.#data.del as Variadic, this.#data, args) as Promise<unknown>
     }
-    return names.length === 1
-      ? delAndBreakLease(this.#data, heatsink, names[0] as string)
-      : delAndBreakLeases(this.#data, heatsink, names)
+    return delAndBreakLeases(this.#data, heatsink, names)
   }
 
   // After a write settles: evict again (a fill may have read the old value meanwhile) and tell the other agents.

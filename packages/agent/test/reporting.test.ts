@@ -73,11 +73,10 @@ describe('window reports', () => {
       // The hottest keys are candidates from their first requests, so they are counted exactly.
       const candidate = report.candidates.find((c) => c.key === key)
       expect(candidate).toMatchObject({ count, reads: count })
-      // Every read missed; an unregistered key's misses are sampled (one reply in 8, weighing 8), so the
-      // count is an estimate, never above the reads. Which replies are sampled depends on the key names (the
-      // test's namespace), so the bound allows the spread of about 20 samples, not just their mean.
+      // Every read missed. Past a key's 63rd read only some replies are watched, each miss weighing the reads
+      // since the last watched one (see missSampleWeight), so the count is short by less than one such gap.
       expect(candidate?.misses).toBeLessThanOrEqual(count)
-      expect(candidate?.misses).toBeGreaterThanOrEqual(count * 0.3)
+      expect(candidate?.misses).toBeGreaterThan(count - 64)
     }
     expect(agent.stats().reportsSent).toBe(1)
   })

@@ -1,6 +1,5 @@
 import { Candidate } from './candidate.js'
 import { CandidateHeap } from './candidate-heap.js'
-import { CandidateIndex } from './candidate-index.js'
 import { CountMinSketch, type CountMinSketchOptions } from './count-min-sketch.js'
 import { InvalidSketchOptionError } from './errors.js'
 import { KeyHasher } from './key-hasher.js'
@@ -67,7 +66,7 @@ export class WindowRecorder {
   readonly maxCandidates: number
   readonly #onFloorCrossed: ((key: string, count: number) => void) | undefined
   readonly #hasher: KeyHasher
-  readonly #index: CandidateIndex
+  readonly #byKey = new Map<string, Candidate>()
   readonly #heap = new CandidateHeap()
   readonly #scratch: Uint32Array
   readonly #widthBits: number
@@ -90,7 +89,6 @@ export class WindowRecorder {
     this.#scratch = new Uint32Array(this.sketch.depth)
     this.#widthBits = Math.log2(this.sketch.width)
     this.#hasher = new KeyHasher(this.sketch.seed)
-    this.#index = new CandidateIndex(this.capacity)
   }
 
   /** Start of the open window (epoch ms). */
@@ -99,23 +97,23 @@ export class WindowRecorder {
   }
 
   /**
-   * Counts one request for `key`; `write` tells writes from reads. Returns whether the key is now tracked as a
-   * candidate: only then does a later recordMiss count, so a caller can skip watching an untracked key's reply.
+   * Counts one request for `key`; `write` tells writes from reads. Returns how many requests of this kind (reads
+   * or writes) the key has had since it became a candidate, this one included, or 0 when it is not tracked. Only
+   * a tracked key's recordMiss counts, so a caller can skip watching an untracked key's reply, and can watch a
+   * busy key's replies ever more sparsely as the count grows.
    */
-  record(key: string, write = false): boolean {
+  record(key: string, write = false): number {
     this.#total++
+    const candidate = this.#byKey.get(key)
+    if (candidate !== undefined) {
+      const count = ++candidate.count
+      if (count === this.reportFloor) this.#onFloorCrossed?.(key, count)
+      return write ? ++candidate.writes : ++candidate.reads
+    }
     const hasher = this.#hasher
     hasher.hash(key)
     const h1 = hasher.h1
     const h2 = hasher.h2
-    const candidate = this.#index.get(h1, h2)
-    if (candidate !== undefined) {
-      const count = ++candidate.count
-      if (write) candidate.writes++
-      else candidate.reads++
-      if (count === this.reportFloor) this.#onFloorCrossed?.(key, count)
-      return true
-    }
     const estimate = this.sketch.addAtCells(this.sketch.cellsAt(h1, h2, this.#scratch))
     // The heap floor is a lower bound on the weakest candidate, so this test never refuses a key that
     // deserves a place; #admit checks against the true minimum. A key below the average cell load
@@ -126,9 +124,9 @@ export class WindowRecorder {
       estimate >= this.reportFloor ||
       this.#heap.size < this.capacity
     ) {
-      return this.#admit(key, h1, h2, estimate, write)
+      return this.#admit(key, h1, h2, estimate, write) ? 1 : 0
     }
-    return false
+    return 0
   }
 
   /**
@@ -137,16 +135,14 @@ export class WindowRecorder {
    * miss matters to the aggregator when the key is hot, and hot keys are candidates.
    */
   recordMiss(key: string, weight = 1): void {
-    this.#hasher.hash(key)
-    const candidate = this.#index.get(this.#hasher.h1, this.#hasher.h2)
+    const candidate = this.#byKey.get(key)
     // A sampled estimate can overshoot; a key cannot miss more often than it was read.
     if (candidate !== undefined) candidate.misses = Math.min(candidate.misses + weight, candidate.reads)
   }
 
   /** The current window's estimate for `key`. */
   estimate(key: string): number {
-    this.#hasher.hash(key)
-    const candidate = this.#index.get(this.#hasher.h1, this.#hasher.h2)
+    const candidate = this.#byKey.get(key)
     return candidate !== undefined ? candidate.count : this.sketch.estimate(key)
   }
 
@@ -223,7 +219,7 @@ export class WindowRecorder {
     for (let i = 0; i < tracked.length; i++) {
       const candidate = tracked[i] as Candidate
       if (i >= this.capacity) {
-        this.#index.delete(candidate)
+        this.#byKey.delete(candidate.key)
         continue
       }
       candidate.count = 0
@@ -251,7 +247,7 @@ export class WindowRecorder {
         candidate = new Candidate(key, this.sketch.depth)
       } else {
         this.#heap.popMin()
-        this.#index.delete(weakest)
+        this.#byKey.delete(weakest.key)
         // Hand the exact count back to the sketch, so the evicted key's estimate stays an upper bound.
         this.sketch.addAtCells(weakest.cells, weakest.count - weakest.prior)
         candidate = weakest
@@ -267,7 +263,7 @@ export class WindowRecorder {
     candidate.misses = 0
     candidate.cells.set(this.#scratch)
     this.#heap.push(candidate)
-    this.#index.add(candidate)
+    this.#byKey.set(key, candidate)
     if (estimate === this.reportFloor || (estimate > this.reportFloor && estimate - 1 < this.reportFloor)) {
       this.#onFloorCrossed?.(key, estimate)
     }

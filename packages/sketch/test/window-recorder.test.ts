@@ -29,12 +29,14 @@ describe('WindowRecorder', () => {
     ])
   })
 
-  it('tells the caller whether the key is tracked, so misses of untracked keys need not be watched', () => {
+  it("answers a tracked key's reads or writes so far, and 0 for an untracked key, whose misses need no watching", () => {
     const recorder = new WindowRecorder({ topK: 1, capacity: 1 })
-    expect(recorder.record('first')).toBe(true)
-    expect(recorder.record('first')).toBe(true)
+    expect(recorder.record('first')).toBe(1)
+    expect(recorder.record('first')).toBe(2)
+    expect(recorder.record('first', true)).toBe(1)
+    expect(recorder.record('first')).toBe(3)
     // The one candidate slot is taken by a stronger key: a new key with a lower estimate is not tracked.
-    expect(recorder.record('second')).toBe(false)
+    expect(recorder.record('second')).toBe(0)
   })
 
   it('peeks at the open window without closing it', () => {
