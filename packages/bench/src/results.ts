@@ -37,17 +37,20 @@ export function printRow(row: ResultRow): void {
 }
 
 /**
- * Merges rows into bench-results/latest.json (keyed by benchmark, so running one benchmark keeps the others'
- * figures) and rewrites bench-results/latest.md from it.
+ * Writes bench-results/latest.json and rewrites bench-results/latest.md from it. A run of every benchmark
+ * replaces the file, so a benchmark renamed or removed leaves no stale row; a run of one merges its rows in
+ * (keyed by benchmark), keeping the others' figures.
  */
-export function saveRows(rows: readonly ResultRow[]): string {
+export function saveRows(rows: readonly ResultRow[], { merge }: { merge: boolean }): string {
   mkdirSync(resultsDir, { recursive: true })
   const jsonPath = join(resultsDir, 'latest.json')
   let previous: ResultRow[] = []
-  try {
-    previous = (JSON.parse(readFileSync(jsonPath, 'utf8')) as { rows: ResultRow[] }).rows
-  } catch {
-    // First run: nothing to merge with.
+  if (merge) {
+    try {
+      previous = (JSON.parse(readFileSync(jsonPath, 'utf8')) as { rows: ResultRow[] }).rows
+    } catch {
+      // First run: nothing to merge with.
+    }
   }
   const byName = new Map(previous.map((r) => [r.benchmark, r]))
   for (const row of rows) byName.set(row.benchmark, row)

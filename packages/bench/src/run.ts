@@ -46,4 +46,4 @@ try {
   await redis.stop()
   await postgres.stop()
 }
-console.log(`results written to ${saveRows(rows)}`)
+console.log(`results written to ${saveRows(rows, { merge: only !== undefined })}`)
