@@ -10,9 +10,6 @@ export class Candidate {
   writes: number
   /** Reads that found nothing upstream, counted while tracked. */
   misses: number
-  /** The key's 64-bit fingerprint, by which the candidate index finds it. */
-  h1: number
-  h2: number
   /** The key's sketch cells, for folding its exact count back into the sketch. */
   readonly cells: Uint32Array
   /** Count when last placed in the heap; below `count` means the heap position is stale. */
@@ -26,8 +23,6 @@ export class Candidate {
     this.reads = 0
     this.writes = 0
     this.misses = 0
-    this.h1 = 0
-    this.h2 = 0
     this.cells = new Uint32Array(depth)
     this.priority = 0
     this.heapIndex = -1

@@ -23,7 +23,7 @@ export class KeyHasher {
   /** Sets h1 and h2 to the key's fingerprint. */
   hash(key: string): void {
     // Two lanes with different multipliers, fed two UTF-16 code units (one 32-bit word) per step: half the
-    // multiplications of a unit at a time, which was most of the cost of recording a cold key with a long name.
+    // multiplications of a unit at a time; hashing is the largest part of recording a cold key with a long name.
     let h1 = this.#seed1
     let h2 = this.#seed2
     const length = key.length

@@ -112,9 +112,7 @@ export class WindowRecorder {
     }
     const hasher = this.#hasher
     hasher.hash(key)
-    const h1 = hasher.h1
-    const h2 = hasher.h2
-    const estimate = this.sketch.addAtCells(this.sketch.cellsAt(h1, h2, this.#scratch))
+    const estimate = this.sketch.addAtCells(this.sketch.cellsAt(hasher.h1, hasher.h2, this.#scratch))
     // The heap floor is a lower bound on the weakest candidate, so this test never refuses a key that
     // deserves a place; #admit checks against the true minimum. A key below the average cell load
     // (total / width) is within the sketch's own noise: admitting it would churn candidates to learn nothing,
@@ -124,7 +122,7 @@ export class WindowRecorder {
       estimate >= this.reportFloor ||
       this.#heap.size < this.capacity
     ) {
-      return this.#admit(key, h1, h2, estimate, write) ? 1 : 0
+      return this.#admit(key, estimate, write) ? 1 : 0
     }
     return 0
   }
@@ -231,7 +229,7 @@ export class WindowRecorder {
     }
   }
 
-  #admit(key: string, h1: number, h2: number, estimate: number, write: boolean): boolean {
+  #admit(key: string, estimate: number, write: boolean): boolean {
     let candidate: Candidate
     if (this.#heap.size < this.capacity) {
       candidate = new Candidate(key, this.sketch.depth)
@@ -254,8 +252,6 @@ export class WindowRecorder {
       }
     }
     candidate.key = key
-    candidate.h1 = h1
-    candidate.h2 = h2
     candidate.count = estimate
     candidate.prior = estimate
     candidate.reads = write ? 0 : 1
