@@ -27,7 +27,7 @@ const SCRIPT_FILE = /^([a-z][A-Za-z0-9]*)(?:-(\d+))?\.lua$/
  * every script, and every pipeline, including each one enableAutoPipelining builds behind a plain GET, copies
  * them all again. With the 23 scripts Heatsink would put on an application's client that pushed the client out
  * of V8's fast-property mode and cost every command on it, the application's own included, 3-4% of throughput
- * (measured; see the pass-through benchmark). A RedisScript adds nothing to the clients it runs on.
+ * (measured with 23 scripts defined on a plain client). A RedisScript adds nothing to the clients it runs on.
  */
 export class RedisScript {
   readonly sha: string
@@ -78,6 +78,8 @@ export class RedisScript {
   /**
    * Runs the script with `keys` as KEYS and `args` as ARGV; resolves to its reply. On a pipeline the reply is
    * also in exec()'s results, in the order the script was queued. On a Cluster every key must share a slot.
+   * Not for MULTI: inside a transaction a NOSCRIPT arrives with EXEC, too late to resend; make the transaction
+   * one script instead. Throws ScriptKeyCountError at once when the keys do not match numberOfKeys.
    */
   run<Reply = unknown>(
     target: ScriptTarget,
