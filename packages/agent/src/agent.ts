@@ -15,6 +15,8 @@ import type { Callback, Cluster, Redis, RedisKey } from 'ioredis'
 import { CoalesceStrategy } from './coalesce-strategy.js'
 import { keyName, keysOf, nodeify, takeCallback } from './command-args.js'
 import type { OwnedConnections } from './connections.js'
+import { CommandRouter } from './core/command-router.js'
+import { ReplyCache } from './core/reply-cache.js'
 import { AgentClosedError, AgentNotReadyError } from './errors.js'
 import { type Invalidate, InvalidationBus } from './invalidation-bus.js'
 import { L1Cache } from './l1-cache.js'
@@ -64,6 +66,12 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   readonly #windows: TumblingWindows
   readonly #view: RegistryView
   readonly #l1: L1Cache
+  readonly #replies: ReplyCache
+  /**
+   * The data-plane core for clients that hand the agent every command (the ioredis front door, the proxy).
+   * @internal
+   */
+  readonly router: CommandRouter
   readonly #strategies: StrategyTable
   readonly #channels: InvalidationChannels
   readonly #bus: InvalidationBus
@@ -92,6 +100,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       this.#markReady = resolve
     })
     this.#l1 = new L1Cache(options.l1, clock, this.#counters)
+    this.#replies = new ReplyCache(options.l1, clock, this.#counters)
     this.#guard = createStampedeGuard({
       redis: parts.data,
       subscriber: false,
@@ -137,6 +146,8 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       onChange: (hot, before, after) => {
         if (before !== undefined) this.#strategies[before].leave(hot)
         if (after !== undefined) this.#strategies[after].enter(hot)
+        if (after === 'local_cache') this.#replies.admit(hot.key)
+        else if (before === 'local_cache') this.#replies.retire(hot.key)
         log.info({ key: hot.key, before, after }, 'registry change')
       },
       canCheck: () => this.#channels.state.up,
@@ -212,6 +223,18 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     this.zrange = commands.zrange
     this.zrevrange = commands.zrevrange
     // One agent at a time (under a lease) evens out shards that drifted and finishes folds others left.
+    this.router = new CommandRouter({
+      lookup: (name) => this.#view.get(name),
+      recorder: this.#recorder,
+      counters: this.#counters,
+      cache: this.#replies,
+      fill: (name, command, args) => this.#channels.fillReply(name, command, args),
+      invalidate: (name) => this.#invalidate.key(name, 'local'),
+      invalidateAll: () => this.#invalidate.all('local'),
+      publish: (names) => this.#bus.publish(names),
+      splitter: this.#splitter,
+      splitFactor: (hot) => this.#split.factorOf(hot),
+    })
     this.#reconciler = this.#splitter.startReconciler({
       intervalMs: 5000,
       keys: () => this.#split.splitKeys(),
@@ -344,7 +367,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   /** The counters an operator wants; see AgentStats. */
   stats(): AgentStats {
     return statsSnapshot(this.#counters, {
-      l1Entries: this.#l1.size,
+      l1Entries: this.#l1.size + this.#replies.size,
       registryVersion: this.#view.version,
       invalidationChannelUp: this.#channels.state.up,
       hotKeys: this.#view.values(),
@@ -372,6 +395,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     await this.#reporter.idle(Math.max(0, deadline - Date.now()))
     await this.#channels.close()
     this.#l1.clear()
+    this.#replies.clear()
     await this.#connections.closeAll()
   }
 
@@ -398,6 +422,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   // reloaded, and local_cache keys are filled again.
   #onChannels(up: boolean): void {
     this.#l1.setUsable(up)
+    this.#replies.setUsable(up)
     if (this.#closing !== undefined) return
     if (!up) {
       // Invalidations may be lost from now on: no load in flight may be cached.
@@ -464,10 +489,14 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   readonly #invalidate: Invalidate = {
     key: (name: string, source: InvalidationSource) => {
       this.#l1.invalidate(name, source)
+      this.#replies.invalidate(name, source)
+      this.router.detach(name)
       this.#guard.invalidate(name)
     },
     all: (source: InvalidationSource) => {
       this.#l1.invalidateAll(source)
+      this.#replies.invalidateAll(source)
+      this.router.detachAll()
       this.#guard.invalidateAll()
     },
   }

@@ -2,6 +2,7 @@ import { redisClusterSlot } from '@heatsink/protocol'
 import type { Cluster, Redis } from 'ioredis'
 import { ChannelState } from './channel-state.js'
 import { type OwnedConnections, roleOptions } from './connections.js'
+import type { ReplyFill } from './core/reply-cache.js'
 import type { Fill } from './l1-cache.js'
 import type { AgentLogger } from './options.js'
 import { type MessageHandler, Subscriber } from './subscriber.js'
@@ -56,6 +57,14 @@ export class ClusterTracking implements InvalidationChannels {
   }
 
   fill(key: string): Promise<Fill> {
+    return this.#onOwner(key, (tracked) => tracked.fill(key))
+  }
+
+  fillReply(key: string, command: string, args: readonly unknown[]): Promise<ReplyFill> {
+    return this.#onOwner(key, (tracked) => tracked.fillReply(key, command, args))
+  }
+
+  #onOwner<T>(key: string, read: (tracked: TrackedConnection) => Promise<T>): Promise<T> {
     const owner = this.#cluster.slots[redisClusterSlot(key)]?.[0]
     const master = owner === undefined ? undefined : this.#masters.get(owner)
     if (master === undefined || !master.tracked.state.up) {
@@ -63,7 +72,7 @@ export class ClusterTracking implements InvalidationChannels {
     }
     // ASK (a slot being migrated) only fails this fill: the key's old copy was deleted by MIGRATE, which
     // tracking reported, and the read goes through the cluster instead. MOVED means the map changed.
-    return master.tracked.fill(key).catch((error: unknown) => {
+    return read(master.tracked).catch((error: unknown) => {
       if (error instanceof Error && error.message.startsWith('MOVED ')) this.#moved(key, error.message)
       throw error
     })

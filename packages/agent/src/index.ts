@@ -9,6 +9,10 @@ export {
 export { Agent } from './agent.js'
 export { createAgent } from './create-agent.js'
 export { AgentClosedError, AgentError, AgentNotReadyError, InvalidAgentOptionError } from './errors.js'
+export { Cluster, type HeatsinkClusterOptions } from './ioredis/cluster.js'
+export type { HeatsinkHandle } from './ioredis/heatsink-handle.js'
+export type { HeatsinkOptions } from './ioredis/process-agents.js'
+export { type HeatsinkRedisOptions, Redis } from './ioredis/redis.js'
 export {
   type AgentLogger,
   type AgentOptions,

@@ -8,6 +8,8 @@ export type InvalidationSource = 'local' | 'pubsub' | 'tracking' | 'channelLoss'
 export interface AgentStats {
   /** Wrapped commands called (get, set, del, mget each count one). */
   requests: number
+  /** Commands the command table does not know, passed to Redis unchanged. */
+  unknownCommands: number
   /** Keys read and keys written by those commands (an MGET of three keys reads three). */
   reads: number
   writes: number
@@ -55,6 +57,7 @@ export interface StampedeTotals extends KeyStats {
 /** The mutable counters behind AgentStats, shared by the agent's parts; plain fields so that counting is one add. */
 export class AgentCounters {
   requests = 0
+  unknownCommands = 0
   reads = 0
   writes = 0
   l1Hits = 0
@@ -94,6 +97,7 @@ export function statsSnapshot(counters: AgentCounters, sources: StatsSources): A
   for (const hot of sources.hotKeys) hotKeys[hot.mitigation]++
   return {
     requests: c.requests,
+    unknownCommands: c.unknownCommands,
     reads: c.reads,
     writes: c.writes,
     l1Hits: c.l1Hits,

@@ -1,5 +1,6 @@
-import type { Redis } from 'ioredis'
+import { Command, type Redis } from 'ioredis'
 import { ChannelState } from './channel-state.js'
+import type { ReplyFill } from './core/reply-cache.js'
 import type { Fill } from './l1-cache.js'
 import type { AgentLogger } from './options.js'
 import type { Subscriber } from './subscriber.js'
@@ -17,6 +18,8 @@ export interface InvalidationChannels {
   start(): void
   /** GET and PTTL of `key` in one round trip, on a connection whose reads Redis tracks. */
   fill(key: string): Promise<Fill>
+  /** Any read command on `key` with the key's PTTL, replies as the parser gives them, on a tracked connection. */
+  fillReply(key: string, command: string, args: readonly unknown[]): Promise<ReplyFill>
   close(): Promise<void>
 }
 
@@ -62,6 +65,18 @@ export class TrackedConnection {
         if (pttl[0]) throw pttl[0]
         return [get[1] as string | null, pttl[1] as number] as const
       })
+  }
+
+  fillReply(key: string, command: string, args: readonly unknown[]): Promise<ReplyFill> {
+    // Upper case, because ioredis keys its reply transformers (HGETALL's object) by the lower-case name: L1
+    // keeps the parser's reply, and each caller's own command turns it into what that caller asked for.
+    const read = new Command(command.toUpperCase(), [...args] as Array<string | Buffer>, {
+      replyEncoding: null,
+    })
+    const pttl = new Command('PTTL', [key])
+    this.#connection.sendCommand(read)
+    this.#connection.sendCommand(pttl)
+    return Promise.all([read.promise, pttl.promise as Promise<number>])
   }
 
   async #redirect(): Promise<void> {
@@ -110,6 +125,10 @@ export class StandaloneTracking implements InvalidationChannels {
 
   fill(key: string): Promise<Fill> {
     return this.#tracked.fill(key)
+  }
+
+  fillReply(key: string, command: string, args: readonly unknown[]): Promise<ReplyFill> {
+    return this.#tracked.fillReply(key, command, args)
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,9 @@
 import { ensurePostgres, ensureRedis } from '@heatsink/devservices'
 import { benchAggregatorIngest } from './aggregator-ingest.bench.js'
 import { benchDetectionLatency } from './detection-latency.bench.js'
+import { benchFrontDoorL1Hit } from './front-door-l1-hit.bench.js'
+import { benchFrontDoorPassThrough } from './front-door-pass-through.bench.js'
+import { benchFrontDoorSplitRead } from './front-door-split-read.bench.js'
 import { benchL1Hit } from './l1-hit.bench.js'
 import { benchOffload } from './offload.bench.js'
 import { benchPassThrough } from './pass-through.bench.js'
@@ -21,6 +24,9 @@ const benchmarks: Record<string, () => ResultRow[] | Promise<ResultRow[]>> = {
   // Loaded lazily so bentocache is imported only when its comparison runs.
   stampede: () => import('./stampede.bench.js').then((bench) => bench.benchStampede()),
   split: benchSplit,
+  'front-door-pass-through': benchFrontDoorPassThrough,
+  'front-door-l1-hit': benchFrontDoorL1Hit,
+  'front-door-split-read': benchFrontDoorSplitRead,
 }
 
 const only = process.argv[2]

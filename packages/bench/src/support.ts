@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { connect } from 'node:net'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import type { Random } from '@heatsink/workload'
 import { Redis } from 'ioredis'
 
 /** The Redis the agent benchmarks use: REDIS_URL, else the local default. */
@@ -72,5 +75,30 @@ export async function watchGets(url: string, key: string) {
       socket.destroy()
       marker.disconnect()
     },
+  }
+}
+
+/**
+ * A young-generation collection through V8's gc() exposed at run time, for benchmarks that close each batch
+ * with one so that each side pays for its own garbage; a no-op where V8 refuses.
+ */
+export function youngCollector(): () => void {
+  try {
+    setFlagsFromString('--expose_gc')
+    const gc = runInNewContext('gc') as unknown
+    if (typeof gc === 'function') return () => gc({ type: 'minor', execution: 'sync' })
+  } catch {
+    // Fall through: the sides still interleave, only with scavenges landing where they fall.
+  }
+  return () => {}
+}
+
+/** Shuffles `items` in place (Fisher-Yates), for the random order of the sides within a round. */
+export function shuffle<T>(items: T[], random: Random): void {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1))
+    const item = items[i] as T
+    items[i] = items[j] as T
+    items[j] = item
   }
 }

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import type { Clock } from '@heatsink/sketch'
 import type { Cluster, Redis } from 'ioredis'
 import { stampedeScripts } from './scripts.js'
@@ -49,8 +49,14 @@ export async function tryLease(
   )
   if (status === 2) return { kind: 'stored', stored: payload as string }
   if (status === 0) return { kind: 'held', remainingMs: Number(payload) }
-  const lease = new HeldLease(redis, target, token, timing, clock, onError)
-  return { kind: 'acquired', lease, stored: payload as string | null }
+  const stored = payload as string | null
+  const lease = new HeldLease(redis, target, token, timing, clock, onError, digestOf(stored))
+  return { kind: 'acquired', lease, stored }
+}
+
+/** SHA-1 hex of a value as Redis's redis.sha1hex computes it, '' for an absent key. */
+function digestOf(value: string | null): string {
+  return value === null ? '' : createHash('sha1').update(value).digest('hex')
 }
 
 /**
@@ -66,6 +72,8 @@ export class HeldLease {
   readonly #clock: Clock
   readonly #onError: (error: unknown) => void
   readonly #acquiredAt: number
+  // What the key held when the lease was taken: the fill is refused if any write changed it since.
+  readonly #seenDigest: string
   #timer: unknown
   #ended = false
   /** False once an extension found the lease gone: the fill will be refused. */
@@ -78,7 +86,9 @@ export class HeldLease {
     timing: LeaseTiming,
     clock: Clock,
     onError: (error: unknown) => void,
+    seenDigest: string,
   ) {
+    this.#seenDigest = seenDigest
     this.#redis = redis
     this.#target = target
     this.token = token
@@ -103,6 +113,7 @@ export class HeldLease {
         ttlMs,
         channel,
         key,
+        this.#seenDigest,
       )) === 1
     )
   }

@@ -37,7 +37,8 @@ export const stampedeScripts = {
     ttlMs: number,
     channel: string,
     message: string,
-  ) => FILL_LEASE.run<number>(redis, [key, leaseKey], [token, envelope, ttlMs, channel, message]),
+    seenDigest: string,
+  ) => FILL_LEASE.run<number>(redis, [key, leaseKey], [token, envelope, ttlMs, channel, message, seenDigest]),
 
   setAndBreakLease: (
     redis: Redis | Cluster,

@@ -65,6 +65,25 @@ describe('invalidation while a load is in flight', () => {
     expect(loader.calls).toBe(1)
   })
 
+  it('refuses the fill of a load that a plain write by any client overtook, lease or no lease broken', async () => {
+    const { loading, writing } = await twoAgents()
+    const key = keyOf(t(), 'price')
+    const loader = controlledLoader<number>()
+    const leaseKey = namesOf(t()).leaseKey(key)
+
+    const inFlight = loading.guard.fetch(key, loader, options)
+    await until(() => loader.calls === 1)
+    // A client that knows nothing of Heatsink: a plain SET, and the lease left standing.
+    expect(await writing.redis.set(key, 'written by redis-cli')).toBe('OK')
+    expect(await writing.redis.exists(leaseKey)).toBe(1)
+
+    loader.call(0).resolve(9)
+    expect((await inFlight).value).toBe(9)
+    // The fill saw the key changed since its lease was taken: Redis keeps the write, and the lease is gone.
+    expect(await writing.redis.get(key)).toBe('written by redis-cli')
+    expect(await writing.redis.exists(leaseKey)).toBe(0)
+  })
+
   it('refuses the fill of a load that a delete overtook (delAndBreakLease); the next caller loads anew', async () => {
     const { clock, loading, writing } = await twoAgents()
     const key = keyOf(t(), 'profile')

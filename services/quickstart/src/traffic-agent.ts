@@ -1,9 +1,9 @@
-import { createAgent } from '@heatsink/agent'
+import { Redis } from '@heatsink/agent'
 import { seededRandom, ZipfSampler } from '@heatsink/workload'
 import { backgroundKey, SCENARIO } from './scenario.js'
 
 // One agent process of the quickstart (and the demo agent of deploy/compose.yaml): drives the scenario's traffic
-// through a Heatsink agent. Run standalone it logs its counters every five seconds; under the quickstart, whose
+// through Heatsink's ioredis client: the application code is plain ioredis, only the import differs. Run standalone it logs its counters every five seconds; under the quickstart, whose
 // view reads the control plane instead, it stays quiet and exits when the quickstart goes away.
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
@@ -12,8 +12,10 @@ const index = Number(process.env.AGENT_INDEX ?? 0)
 const startedAt = Number(process.env.SCENARIO_START ?? Date.now())
 const SLICE_MS = 10
 
-const agent = createAgent({ redis: redisUrl, namespace, agentId: `quickstart-agent-${index}-${process.pid}` })
-await agent.ready()
+const redis = new Redis(redisUrl, {
+  heatsink: { namespace, agentId: `quickstart-agent-${index}-${process.pid}` },
+})
+await redis.heatsink.ready()
 
 const zipf = new ZipfSampler(SCENARIO.backgroundKeys, 1.1, seededRandom(index + 1))
 const names = Array.from({ length: SCENARIO.backgroundKeys }, (_, i) => backgroundKey(i))
@@ -31,22 +33,22 @@ async function loadFlags(): Promise<{ flags: string[]; loadedAt: number }> {
 const driver = setInterval(() => {
   const elapsed = (Date.now() - startedAt) / 1000
   for (let i = 0, n = perSlice(SCENARIO.backgroundRps); i < n; i++) {
-    void agent.get(names[zipf.next()] as string).catch(() => {})
+    void redis.get(names[zipf.next()] as string).catch(() => {})
   }
   if (elapsed >= SCENARIO.viral.startSeconds) {
     for (let i = 0, n = perSlice(SCENARIO.viral.rpsPerAgent); i < n; i++) {
       viralRequests++
-      void agent.get(SCENARIO.viral.key).catch(() => {})
+      void redis.get(SCENARIO.viral.key).catch(() => {})
     }
   }
   if (elapsed >= SCENARIO.counter.startSeconds) {
     for (let i = 0, n = perSlice(SCENARIO.counter.rpsPerAgent); i < n; i++) {
-      void agent.incr(SCENARIO.counter.key).catch(() => {})
+      void redis.incr(SCENARIO.counter.key).catch(() => {})
     }
   }
   if (elapsed >= SCENARIO.expiring.startSeconds) {
     for (let i = 0, n = perSlice(SCENARIO.expiring.rpsPerAgent); i < n; i++) {
-      void agent
+      void redis.heatsink
         .getOrLoad(SCENARIO.expiring.key, loadFlags, { ttlSeconds: SCENARIO.expiring.ttlSeconds })
         .catch(() => {})
     }
@@ -60,15 +62,16 @@ const reporter = setInterval(() => {
     return
   }
   if (Math.round((Date.now() - startedAt) / 1000) % 5 !== 0) return
-  const stats = agent.stats()
-  const viral = agent.mitigation(SCENARIO.viral.key) ?? 'none'
+  const stats = redis.heatsink.stats()
+  const viral = redis.heatsink.mitigation(SCENARIO.viral.key) ?? 'none'
   console.log(JSON.stringify({ index, viralRequests, databaseLoads, requests: stats.requests, viral }))
 }, 1000)
 
 async function stop(): Promise<void> {
   clearInterval(driver)
   clearInterval(reporter)
-  await agent.close()
+  await redis.heatsink.close()
+  await redis.quit()
   process.exit(0)
 }
 process.on('SIGTERM', () => void stop())

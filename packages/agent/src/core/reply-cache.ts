@@ -1,0 +1,188 @@
+import { type Clock, systemClock } from '@heatsink/sketch'
+import { LRUCache } from 'lru-cache'
+import type { L1Options } from '../options.js'
+import type { AgentCounters, InvalidationSource } from '../stats.js'
+
+/** A fill's answer: the command's reply as Redis sent it (Buffers, arrays, integers, null) and the key's PTTL. */
+export type ReplyFill = readonly [reply: unknown, pttlMs: number]
+
+// A key's replies live in one LRU entry; a key read by more distinct commands than this is cached for the first
+// ones only (a hash read field by field by a thousand HGETs would otherwise grow one entry without bound).
+const MAX_REPLIES_PER_KEY = 64
+const GET_OPTIONS = {}
+
+/**
+ * One cached reply: as the parser gave it (`raw`), and as a client that decodes replies to strings sees it,
+ * worked out once on first use (`decoded`, see decodeReply) so that the fast path converts nothing per hit.
+ */
+export class CachedReply {
+  readonly raw: unknown
+  decoded: unknown = NOT_DECODED
+
+  constructor(raw: unknown) {
+    this.raw = raw
+  }
+}
+
+/** `CachedReply.decoded` before anyone asked for it. */
+export const NOT_DECODED: unique symbol = Symbol('not decoded')
+
+// The replies Redis gave for one key, by command signature (see signatureOf).
+type KeyReplies = Map<string, CachedReply>
+
+/**
+ * L1 for the command path: replies cached per (key, command, arguments), so that GET, HGETALL, LRANGE, ZRANGE
+ * and the other read commands of a local_cache key are answered without a round trip. Entries are what the
+ * Redis parser produced, not what the client made of them, so `get` and `getBuffer`, `hgetall`'s object and
+ * `call('HGETALL')`'s array are all answered from one reply.
+ *
+ * Invalidation is per key: any write to the key drops every reply cached for it. Fills race with
+ * invalidations, so every admitted key has a generation bumped by each invalidation and every channel loss
+ * bumps an epoch; a fill stores only if both are unchanged when its answer arrives.
+ */
+export class ReplyCache {
+  readonly #lru: LRUCache<string, KeyReplies>
+  readonly #generations = new Map<string, number>()
+  readonly #flights = new Map<string, Map<string, Promise<unknown>>>()
+  readonly #counters: AgentCounters
+  readonly #ttlFraction: number
+  readonly #maxTtlMs: number
+  #nextGeneration = 0
+  #epoch = 0
+  #usable = false
+
+  constructor(options: Required<L1Options>, clock: Clock, counters: AgentCounters) {
+    this.#counters = counters
+    this.#ttlFraction = options.ttlFraction
+    this.#maxTtlMs = options.maxTtlMs
+    const injected = clock !== systemClock
+    this.#lru = new LRUCache<string, KeyReplies>({
+      max: options.maxEntries,
+      ...(injected ? { perf: { now: () => clock.now() }, ttlResolution: 0 } : {}),
+      dispose: (_value, _key, reason) => {
+        if (reason === 'evict') counters.l1Evictions++
+      },
+    })
+  }
+
+  /** The cached reply of `signature` on `name`, or undefined on a miss. */
+  get(name: string, signature: string): CachedReply | undefined {
+    return this.#lru.get(name, GET_OPTIONS)?.get(signature)
+  }
+
+  /** True while fills may start and store: every invalidation channel is live. */
+  get usable(): boolean {
+    return this.#usable
+  }
+
+  /** Keys with cached replies now (expired ones dropped first). */
+  get size(): number {
+    this.#lru.purgeStale()
+    return this.#lru.size
+  }
+
+  /** Allows `name` into the cache (it became local_cache). */
+  admit(name: string): void {
+    if (!this.#generations.has(name)) this.#generations.set(name, ++this.#nextGeneration)
+  }
+
+  /** True when `name` is admitted. */
+  admitted(name: string): boolean {
+    return this.#generations.has(name)
+  }
+
+  /** Removes `name` for good (it left local_cache); fills in flight will not store. */
+  retire(name: string): void {
+    if (!this.#generations.delete(name)) return
+    const hadFlight = this.#flights.delete(name)
+    if (this.#lru.delete(name) || hadFlight) this.#counters.l1Invalidations.registry++
+  }
+
+  /** Drops every reply of `name` and its fills in flight, because its value changed. */
+  invalidate(name: string, source: InvalidationSource): void {
+    if (!this.#generations.has(name)) return
+    this.#generations.set(name, ++this.#nextGeneration)
+    const hadFlight = this.#flights.delete(name)
+    if (this.#lru.delete(name) || hadFlight) this.#counters.l1Invalidations[source]++
+  }
+
+  /** Drops everything (a flush, or a lost channel). */
+  invalidateAll(source: InvalidationSource): void {
+    for (const name of this.#generations.keys()) this.#generations.set(name, ++this.#nextGeneration)
+    this.#counters.l1Invalidations[source] += this.#lru.size + this.#flights.size
+    this.#flights.clear()
+    this.#lru.clear()
+  }
+
+  /** Records whether every invalidation channel is live; losing one empties the cache and voids fills. */
+  setUsable(usable: boolean): void {
+    if (usable === this.#usable) return
+    this.#usable = usable
+    if (!usable) {
+      this.#epoch++
+      this.invalidateAll('channelLoss')
+    }
+  }
+
+  /**
+   * Fills `signature` of `name` through `fill`, or joins the fill in flight; resolves with the reply. Returns
+   * undefined when the cache cannot be filled now (channels down, or the key not admitted).
+   */
+  load(name: string, signature: string, fill: () => Promise<ReplyFill>): Promise<unknown> | undefined {
+    const generation = this.#generations.get(name)
+    if (!this.#usable || generation === undefined) return undefined
+    let flights = this.#flights.get(name)
+    const flight = flights?.get(signature)
+    if (flight !== undefined) return flight
+    const epoch = this.#epoch
+    const started: Promise<unknown> = fill().then(
+      ([reply, pttl]) => {
+        this.#land(name, signature, started)
+        if (this.#usable && this.#epoch === epoch && this.#generations.get(name) === generation) {
+          this.#store(name, signature, reply, pttl)
+        }
+        return reply
+      },
+      (error: unknown) => {
+        this.#land(name, signature, started)
+        throw error
+      },
+    )
+    if (flights === undefined) {
+      flights = new Map()
+      this.#flights.set(name, flights)
+    }
+    flights.set(signature, started)
+    return started
+  }
+
+  /** Empties the cache and forgets every admitted key (on close). */
+  clear(): void {
+    this.#usable = false
+    this.#epoch++
+    this.#generations.clear()
+    this.#flights.clear()
+    this.#lru.clear()
+  }
+
+  #land(name: string, signature: string, flight: Promise<unknown>): void {
+    const flights = this.#flights.get(name)
+    if (flights?.get(signature) !== flight) return
+    flights.delete(signature)
+    if (flights.size === 0) this.#flights.delete(name)
+  }
+
+  // A key's entry lives ttlFraction of its remaining TTL at its first fill, capped; replies added later share
+  // that lifetime (the key's TTL only shrinks with time, and any command that changes it is a write).
+  #store(name: string, signature: string, reply: unknown, pttl: number): void {
+    const replies = this.#lru.get(name, GET_OPTIONS)
+    if (replies !== undefined) {
+      if (replies.size < MAX_REPLIES_PER_KEY) replies.set(signature, new CachedReply(reply))
+      return
+    }
+    const lifetime =
+      pttl >= 0 ? Math.min(Math.floor(pttl * this.#ttlFraction), this.#maxTtlMs) : this.#maxTtlMs
+    if (lifetime < 1) return
+    this.#lru.set(name, new Map([[signature, new CachedReply(reply)]]), { ttl: lifetime })
+  }
+}

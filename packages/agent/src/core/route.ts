@@ -1,0 +1,39 @@
+/**
+ * What the data-plane core decided for one command, for the transport (the ioredis front door, the RESP proxy)
+ * to carry out. `undefined` (the common case, no allocation) means: send it to Redis unchanged, nothing more.
+ */
+export type Route = ServedRoute | DeferredRoute | SendRoute
+
+/** Answer now with `reply`, a reply as the Redis parser gives it; nothing goes to Redis. */
+export interface ServedRoute {
+  readonly kind: 'served'
+  readonly reply: unknown
+}
+
+/**
+ * Answer with what `reply` resolves to; nothing goes to Redis on the client's connection. When it rejects with
+ * FALL_THROUGH the transport sends the command after all (an L1 fill that could not run).
+ */
+export interface DeferredRoute {
+  readonly kind: 'deferred'
+  readonly reply: Promise<unknown>
+}
+
+/**
+ * Send the command (with `args` instead of its own when given), and hand its outcome to `settle`, whose return
+ * value is what the client sees (a reply, or an Error to reject with).
+ */
+export interface SendRoute {
+  readonly kind: 'send'
+  readonly args?: unknown[]
+  settle(error: Error | null, reply: unknown): unknown
+}
+
+/** The rejection of a deferred route that tells the transport to send the command to Redis itself. */
+export const FALL_THROUGH: Error = Object.freeze(new Error('heatsink: send to redis'))
+
+/** Per client connection: whether it is inside MULTI, and which keys its queued commands write. */
+export class ConnectionState {
+  inMulti = false
+  queuedWrites: string[] = []
+}

@@ -1,0 +1,144 @@
+import { CACHEABLE_COMMANDS, lookupCommand } from '@heatsink/commands'
+import type { Callback, Command } from 'ioredis'
+import type { Agent } from '../agent.js'
+import { NOT_DECODED } from '../core/reply-cache.js'
+import { ConnectionState } from '../core/route.js'
+import { carryRoute, type RoutableCommand, type Send } from './carry-route.js'
+import { decodeReply, fresh } from './decode-reply.js'
+import { type HeatsinkHandle, handleFor } from './heatsink-handle.js'
+import { detachAgent } from './process-agents.js'
+
+/** Where a Heatsink client keeps its front door (a symbol, so it never meets an ioredis property). */
+export const FRONT_DOOR: unique symbol = Symbol('heatsink front door')
+
+/** A client class of ioredis's with a front door. */
+export interface WithFrontDoor {
+  [FRONT_DOOR]: FrontDoor
+  options: { keyPrefix?: string }
+}
+
+// ioredis internals the front door reads: the current database, and commands waiting for the next
+// autopipeline flush.
+interface Internals {
+  status: string
+  condition?: { select: number }
+  _autoPipelines: Map<string, unknown>
+}
+
+// Commands already routed once: ioredis sends a command again after a reconnect (offline queue, resend of
+// unanswered commands), and it must not be counted, evicted or wrapped twice.
+const routed = new WeakSet<object>()
+
+/**
+ * What makes an ioredis Redis or Cluster a Heatsink client: its commands go through the process agent's
+ * data-plane core at sendCommand, ioredis's one choke point (direct calls, pipelines, transactions,
+ * autopipelining, scripts and `call` all reach it), so every current and future method is covered.
+ */
+export class FrontDoor {
+  readonly handle: HeatsinkHandle
+  readonly state = new ConnectionState()
+  #agent: Agent | undefined
+  readonly #client: object
+  readonly #db: number
+
+  constructor(client: NodeJS.EventEmitter, agent: Agent | undefined, db: number) {
+    this.#client = client
+    this.#agent = agent
+    this.#db = db
+    client.on('close', () => this.#agent?.router.connectionClosed(this.state))
+    this.handle = handleFor(
+      () => this.#agent,
+      () => this.detach(),
+    )
+  }
+
+  /** sendCommand of a Heatsink client: the core's route, carried out; `send` is ioredis's own sendCommand. */
+  sendCommand(client: unknown, command: Command, stream: unknown, send: Send): unknown {
+    const agent = this.#agent
+    // Not ready: ioredis queues the command or rejects it (closed, offline queue off), as it would without
+    // Heatsink; a queued command comes back here when the connection is ready, and is routed then.
+    if (agent === undefined || !this.#ready(client) || routed.has(command)) return send(command, stream)
+    const routable = command as unknown as RoutableCommand
+    const route = agent.router.route(routable.name, routable.args, this.state, routable.inTransaction)
+    if (route === undefined) return send(command, stream)
+    routed.add(command)
+    return carryRoute(route, routable, stream, send)
+  }
+
+  /**
+   * The answer from L1 to a cacheable read method's call, or undefined. Only while nothing of this client
+   * waits in an autopipeline (a write there has not evicted yet), outside MULTI, and for string and number
+   * arguments (ioredis flattens arrays, and a Buffer may not be UTF-8).
+   */
+  fastRead(client: WithFrontDoor, command: string, args: unknown[]): Promise<unknown> | undefined {
+    const agent = this.#agent
+    const key = args[0]
+    if (agent === undefined || typeof key !== 'string' || this.state.inMulti) return undefined
+    if ((client as unknown as Internals)._autoPipelines.size > 0 || !this.#ready(client)) return undefined
+    const last = args.length - 1
+    const callback = typeof args[last] === 'function' ? (args[last] as Callback<unknown>) : undefined
+    const end = callback === undefined ? args.length : last
+    for (let i = 1; i < end; i++) {
+      const type = typeof args[i]
+      if (type !== 'string' && type !== 'number') return undefined
+    }
+    const spec = lookupCommand(command)
+    if (spec === undefined) return undefined
+    const prefix = client.options.keyPrefix
+    const cached = agent.router.peek(
+      spec,
+      prefix ? prefix + key : key,
+      end === args.length ? args : args.slice(0, end),
+    )
+    if (cached === undefined) return undefined
+    if (cached.decoded === NOT_DECODED) cached.decoded = decodeReply(command, cached.raw)
+    const reply = Promise.resolve(fresh(cached.decoded))
+    if (callback !== undefined) reply.then((value) => callBack(callback, value))
+    return reply
+  }
+
+  /** Stops routing this client; the last client of the process agent closes it. */
+  async detach(): Promise<void> {
+    const agent = this.#agent
+    if (agent === undefined) return
+    this.#agent = undefined
+    await detachAgent(this.#client, agent)
+  }
+
+  // Connected, and on the agent's database: another one (after SELECT) holds other keys under the same names,
+  // so commands there pass through untouched.
+  #ready(client: unknown): boolean {
+    const internals = client as Internals
+    return internals.status === 'ready' && (internals.condition?.select ?? this.#db) === this.#db
+  }
+}
+
+/**
+ * Gives `prototype`'s cacheable read methods (GET, HGETALL, LRANGE, ...) the fast path: an L1 hit answered
+ * before ioredis builds a Command or queues it for an autopipeline, which is most of a hit's cost. Anything
+ * else calls the method ioredis defined.
+ */
+export function installFastReads(prototype: object, ioredisPrototype: object): void {
+  for (const command of CACHEABLE_COMMANDS) {
+    const own = (ioredisPrototype as Record<string, Method>)[command]
+    if (lookupCommand(command)?.singleKey !== 0 || typeof own !== 'function') continue
+    const fast: Method = function (this: WithFrontDoor, ...args: unknown[]) {
+      return this[FRONT_DOOR].fastRead(this, command, args) ?? own.apply(this, args)
+    }
+    Object.defineProperty(prototype, command, { value: fast, writable: true, configurable: true })
+  }
+}
+
+type Method = (this: WithFrontDoor, ...args: unknown[]) => unknown
+
+// As ioredis (standard-as-callback): a callback that throws surfaces as an uncaught exception, not as a
+// rejection of the promise the caller may also hold.
+function callBack(callback: Callback<unknown>, value: unknown): void {
+  try {
+    callback(null, value)
+  } catch (error) {
+    process.nextTick(() => {
+      throw error
+    })
+  }
+}

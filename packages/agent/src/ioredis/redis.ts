@@ -1,0 +1,59 @@
+import { type Command, Redis as IORedis, type RedisOptions } from 'ioredis'
+import { FRONT_DOOR, FrontDoor, installFastReads } from './front-door.js'
+import type { HeatsinkHandle } from './heatsink-handle.js'
+import { attachAgent, type HeatsinkOptions, ownConnectionOptions } from './process-agents.js'
+
+/** ioredis's options, with Heatsink's own under `heatsink` (all optional; `false` turns Heatsink off). */
+export interface HeatsinkRedisOptions extends RedisOptions {
+  heatsink?: HeatsinkOptions | false
+}
+
+/**
+ * ioredis's Redis with every command going through Heatsink's data-plane core (see FrontDoor): switching is an
+ * import change. Heatsink's own API is on `redis.heatsink`.
+ */
+export class Redis extends IORedis {
+  readonly [FRONT_DOOR]: FrontDoor
+
+  constructor(...args: unknown[]) {
+    super(...(args as []))
+    const options = this.options as HeatsinkRedisOptions
+    const heatsink = options.heatsink
+    const db = options.db ?? 0
+    const where = options.path ?? `${options.host ?? 'localhost'}:${options.port ?? 6379}`
+    const agent =
+      heatsink === false
+        ? undefined
+        : attachAgent(this, `${where}/${db}/${options.username ?? ''}`, heatsink ?? {}, () => {
+            return new IORedis({
+              ...ownConnectionOptions(options),
+              lazyConnect: false,
+              connectionName: 'heatsink:data',
+            })
+          })
+    this[FRONT_DOOR] = new FrontDoor(this, agent, db)
+    // An ended client (quit, disconnect) lets the process agent go once nobody else uses it.
+    if (agent !== undefined) this.once('end', () => void this[FRONT_DOOR].detach())
+  }
+
+  /** Heatsink's API for this client: ready, getOrLoad, mitigation, stats, close. */
+  get heatsink(): HeatsinkHandle {
+    return this[FRONT_DOOR].handle
+  }
+
+  /** A new client with this one's options (ioredis's duplicate builds its own class; this builds Heatsink's). */
+  override duplicate(override?: Partial<HeatsinkRedisOptions>): Redis {
+    return new Redis({ ...this.options, ...override })
+  }
+
+  override sendCommand(command: Command, stream?: unknown): unknown {
+    return this[FRONT_DOOR].sendCommand(this, command, stream, this.#send)
+  }
+
+  readonly #send = (command: Command, stream?: unknown): unknown =>
+    super.sendCommand(command, stream as never)
+
+  static {
+    installFastReads(Redis.prototype, IORedis.prototype)
+  }
+}

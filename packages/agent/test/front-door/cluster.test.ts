@@ -1,0 +1,81 @@
+import { type RedisCluster, startRedisCluster } from '@heatsink/devservices'
+import { createNames, redisClusterSlot } from '@heatsink/protocol'
+import { testNamespace } from '@heatsink/test'
+import { Cluster as PlainCluster } from 'ioredis'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { Cluster } from '../../src/index.js'
+import { publishRegistry } from '../../src/testing.js'
+import { waitFor } from '../support/helpers.js'
+
+let servers: RedisCluster
+const open: Array<Cluster | PlainCluster> = []
+
+beforeAll(async () => {
+  servers = await startRedisCluster({ masters: 3 })
+}, 60_000)
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((client) => client.quit().catch(() => {})))
+})
+afterAll(async () => {
+  await servers?.stop()
+})
+
+async function ready<T extends Cluster | PlainCluster>(client: T): Promise<T> {
+  open.push(client)
+  if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve))
+  return client
+}
+
+/** One key per master, so that every test crosses all three. */
+function keysOnEveryMaster(client: PlainCluster, namespace: string): string[] {
+  const byOwner = new Map<string, string>()
+  for (let n = 0; byOwner.size < 3; n++) {
+    const key = `${namespace}:k${n}`
+    const owner = client.slots[redisClusterSlot(key)]?.[0]
+    if (owner !== undefined && !byOwner.has(owner)) byOwner.set(owner, key)
+  }
+  return [...byOwner.values()]
+}
+
+describe('the ioredis Cluster front door', () => {
+  it('serves local_cache keys on every master from L1, reads its own writes, and sees a plain writer', async () => {
+    const namespace = testNamespace()
+    const cluster = await ready(
+      new Cluster(servers.nodes, { heatsink: { namespace, l1: { maxTtlMs: 60_000 } } }),
+    )
+    const plain = await ready(new PlainCluster(servers.nodes))
+    await cluster.heatsink.ready()
+    const keys = keysOnEveryMaster(plain, namespace)
+    for (const key of keys) await plain.hset(key, { owner: key, n: '0' })
+    await publishRegistry(plain, createNames(namespace), ...keys.map((key) => ({ key })))
+    await waitFor(
+      () => keys.every((key) => cluster.heatsink.mitigation(key) === 'local_cache'),
+      'the promotion',
+    )
+
+    for (const key of keys) {
+      expect(await cluster.hgetall(key)).toEqual({ owner: key, n: '0' })
+      await waitFor(async () => {
+        const hits = cluster.heatsink.stats().l1Hits
+        await cluster.hgetall(key)
+        return cluster.heatsink.stats().l1Hits > hits
+      }, `an L1 hit on ${key}`)
+      for (let i = 1; i <= 100; i++) {
+        await cluster.hset(key, 'n', String(i))
+        expect(await cluster.hget(key, 'n')).toBe(String(i))
+        expect((await cluster.hgetall(key)).n).toBe(String(i))
+      }
+      // A pipeline on the key's slot: the write evicts before the read behind it is answered.
+      const results = await cluster.pipeline().hset(key, 'n', 'p').hgetall(key).exec()
+      expect(results?.[1]?.[1]).toEqual({ owner: key, n: 'p' })
+
+      await plain.hset(key, 'n', 'from a plain client')
+      await waitFor(
+        async () => (await cluster.hget(key, 'n')) === 'from a plain client',
+        'the plain write',
+        1000,
+      )
+    }
+    expect(cluster.heatsink.stats().l1Hits).toBeGreaterThan(0)
+  })
+})

@@ -1,0 +1,5 @@
+export { isBlocking } from './blocking.js'
+export { CACHEABLE_COMMANDS } from './cacheable.js'
+export type { CommandAccess, CommandSpec } from './command-spec.js'
+export { allCommands, lookupCommand } from './command-table.js'
+export { keyIndexes, writtenKeyIndexes } from './key-indexes.js'
