@@ -1,6 +1,7 @@
 import { type Clock, systemClock } from '@heatsink/sketch'
 import type { Codec, StaleValue } from '@heatsink/stampede'
 import { LRUCache } from 'lru-cache'
+import { FillGate } from './core/fill-gate.js'
 import { EnvelopeEntry, entryFor, type L1Value, loadedValue, NIL, plainText } from './l1-entry.js'
 import type { L1Options } from './options.js'
 import type { AgentCounters, InvalidationSource } from './stats.js'
@@ -32,14 +33,11 @@ const EXPIRED_TOO = { allowStale: true }
 export class L1Cache {
   readonly #lru: LRUCache<string, L1Value>
   readonly #clock: Clock
-  readonly #generations = new Map<string, number>()
+  readonly #gate = new FillGate()
   readonly #flights = new Map<string, Promise<string | null>>()
   readonly #counters: AgentCounters
   readonly #ttlFraction: number
   readonly #maxTtlMs: number
-  #nextGeneration = 0
-  #epoch = 0
-  #usable = false
 
   constructor(options: Required<L1Options>, clock: Clock, counters: AgentCounters) {
     this.#counters = counters
@@ -85,32 +83,31 @@ export class L1Cache {
 
   /** True while fills may start and store: every invalidation channel is live. */
   get usable(): boolean {
-    return this.#usable
+    return this.#gate.usable
   }
 
   /** Allows `name` into L1 (it became local_cache); admitting an admitted key changes nothing. */
   admit(name: string): void {
-    if (!this.#generations.has(name)) this.#generations.set(name, ++this.#nextGeneration)
+    this.#gate.admit(name)
   }
 
   /** Removes `name` from L1 for good (it left local_cache); a fill in flight will not store. */
   retire(name: string): void {
-    if (!this.#generations.delete(name)) return
+    if (!this.#gate.retire(name)) return
     const hadFlight = this.#flights.delete(name)
     if (this.#lru.delete(name) || hadFlight) this.#counters.l1Invalidations.registry++
   }
 
   /** Drops `name`'s entry and any fill in flight, because its value changed. A no-op for keys not admitted. */
   invalidate(name: string, source: InvalidationSource): void {
-    if (!this.#generations.has(name)) return
-    this.#generations.set(name, ++this.#nextGeneration)
+    if (!this.#gate.bump(name)) return
     const hadFlight = this.#flights.delete(name)
     if (this.#lru.delete(name) || hadFlight) this.#counters.l1Invalidations[source]++
   }
 
   /** Drops every entry and fill in flight (a flush, or a lost channel). */
   invalidateAll(source: InvalidationSource): void {
-    for (const name of this.#generations.keys()) this.#generations.set(name, ++this.#nextGeneration)
+    this.#gate.bumpAll()
     this.#counters.l1Invalidations[source] += this.#lru.size + this.#flights.size
     this.#flights.clear()
     this.#lru.clear()
@@ -121,12 +118,7 @@ export class L1Cache {
    * was cached can no longer be vouched for, and nothing is cached until the channels are back.
    */
   setUsable(usable: boolean): void {
-    if (usable === this.#usable) return
-    this.#usable = usable
-    if (!usable) {
-      this.#epoch++
-      this.invalidateAll('channelLoss')
-    }
+    if (this.#gate.setUsable(usable)) this.invalidateAll('channelLoss')
   }
 
   /**
@@ -136,16 +128,13 @@ export class L1Cache {
   load(name: string, fill: (name: string) => Promise<Fill>): Promise<string | null> | undefined {
     const flight = this.#flights.get(name)
     if (flight !== undefined) return flight
-    const generation = this.#generations.get(name)
-    if (!this.#usable || generation === undefined) return undefined
-    const epoch = this.#epoch
+    const ticket = this.#gate.ticket(name)
+    if (ticket === undefined) return undefined
     const started: Promise<string | null> = fill(name).then(
       ([text, pttl]) => {
         if (this.#flights.get(name) === started) this.#flights.delete(name)
         const entry = entryFor(text)
-        if (this.#usable && this.#epoch === epoch && this.#generations.get(name) === generation) {
-          this.#store(name, entry, pttl)
-        }
+        if (this.#gate.stillValid(name, ticket)) this.#store(name, entry, pttl)
         return plainText(entry)
       },
       (error: unknown) => {
@@ -159,9 +148,7 @@ export class L1Cache {
 
   /** Empties L1 and forgets every admitted key (on close). */
   clear(): void {
-    this.#usable = false
-    this.#epoch++
-    this.#generations.clear()
+    this.#gate.clear()
     this.#flights.clear()
     this.#lru.clear()
   }

@@ -2,6 +2,7 @@ import { type Clock, systemClock } from '@heatsink/sketch'
 import { LRUCache } from 'lru-cache'
 import type { L1Options } from '../options.js'
 import type { AgentCounters, InvalidationSource } from '../stats.js'
+import { FillGate } from './fill-gate.js'
 
 /** A fill's answer: the command's reply as Redis sent it (Buffers, arrays, integers, null) and the key's PTTL. */
 export type ReplyFill = readonly [reply: unknown, pttlMs: number]
@@ -36,20 +37,16 @@ type KeyReplies = Map<string, CachedReply>
  * Redis parser produced, not what the client made of them, so `get` and `getBuffer`, `hgetall`'s object and
  * `call('HGETALL')`'s array are all answered from one reply.
  *
- * Invalidation is per key: any write to the key drops every reply cached for it. Fills race with
- * invalidations, so every admitted key has a generation bumped by each invalidation and every channel loss
- * bumps an epoch; a fill stores only if both are unchanged when its answer arrives.
+ * Invalidation is per key: any write to the key drops every reply cached for it; a fill in flight meanwhile
+ * does not store (FillGate).
  */
 export class ReplyCache {
   readonly #lru: LRUCache<string, KeyReplies>
-  readonly #generations = new Map<string, number>()
+  readonly #gate = new FillGate()
   readonly #flights = new Map<string, Map<string, Promise<unknown>>>()
   readonly #counters: AgentCounters
   readonly #ttlFraction: number
   readonly #maxTtlMs: number
-  #nextGeneration = 0
-  #epoch = 0
-  #usable = false
 
   constructor(options: Required<L1Options>, clock: Clock, counters: AgentCounters) {
     this.#counters = counters
@@ -72,7 +69,7 @@ export class ReplyCache {
 
   /** True while fills may start and store: every invalidation channel is live. */
   get usable(): boolean {
-    return this.#usable
+    return this.#gate.usable
   }
 
   /** Keys with cached replies now (expired ones dropped first). */
@@ -83,32 +80,26 @@ export class ReplyCache {
 
   /** Allows `name` into the cache (it became local_cache). */
   admit(name: string): void {
-    if (!this.#generations.has(name)) this.#generations.set(name, ++this.#nextGeneration)
-  }
-
-  /** True when `name` is admitted. */
-  admitted(name: string): boolean {
-    return this.#generations.has(name)
+    this.#gate.admit(name)
   }
 
   /** Removes `name` for good (it left local_cache); fills in flight will not store. */
   retire(name: string): void {
-    if (!this.#generations.delete(name)) return
+    if (!this.#gate.retire(name)) return
     const hadFlight = this.#flights.delete(name)
     if (this.#lru.delete(name) || hadFlight) this.#counters.l1Invalidations.registry++
   }
 
   /** Drops every reply of `name` and its fills in flight, because its value changed. */
   invalidate(name: string, source: InvalidationSource): void {
-    if (!this.#generations.has(name)) return
-    this.#generations.set(name, ++this.#nextGeneration)
+    if (!this.#gate.bump(name)) return
     const hadFlight = this.#flights.delete(name)
     if (this.#lru.delete(name) || hadFlight) this.#counters.l1Invalidations[source]++
   }
 
   /** Drops everything (a flush, or a lost channel). */
   invalidateAll(source: InvalidationSource): void {
-    for (const name of this.#generations.keys()) this.#generations.set(name, ++this.#nextGeneration)
+    this.#gate.bumpAll()
     this.#counters.l1Invalidations[source] += this.#lru.size + this.#flights.size
     this.#flights.clear()
     this.#lru.clear()
@@ -116,12 +107,7 @@ export class ReplyCache {
 
   /** Records whether every invalidation channel is live; losing one empties the cache and voids fills. */
   setUsable(usable: boolean): void {
-    if (usable === this.#usable) return
-    this.#usable = usable
-    if (!usable) {
-      this.#epoch++
-      this.invalidateAll('channelLoss')
-    }
+    if (this.#gate.setUsable(usable)) this.invalidateAll('channelLoss')
   }
 
   /**
@@ -129,18 +115,15 @@ export class ReplyCache {
    * undefined when the cache cannot be filled now (channels down, or the key not admitted).
    */
   load(name: string, signature: string, fill: () => Promise<ReplyFill>): Promise<unknown> | undefined {
-    const generation = this.#generations.get(name)
-    if (!this.#usable || generation === undefined) return undefined
+    const ticket = this.#gate.ticket(name)
+    if (ticket === undefined) return undefined
     let flights = this.#flights.get(name)
     const flight = flights?.get(signature)
     if (flight !== undefined) return flight
-    const epoch = this.#epoch
     const started: Promise<unknown> = fill().then(
       ([reply, pttl]) => {
         this.#land(name, signature, started)
-        if (this.#usable && this.#epoch === epoch && this.#generations.get(name) === generation) {
-          this.#store(name, signature, reply, pttl)
-        }
+        if (this.#gate.stillValid(name, ticket)) this.#store(name, signature, reply, pttl)
         return reply
       },
       (error: unknown) => {
@@ -158,9 +141,7 @@ export class ReplyCache {
 
   /** Empties the cache and forgets every admitted key (on close). */
   clear(): void {
-    this.#usable = false
-    this.#epoch++
-    this.#generations.clear()
+    this.#gate.clear()
     this.#flights.clear()
     this.#lru.clear()
   }

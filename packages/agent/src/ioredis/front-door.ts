@@ -65,6 +65,13 @@ export class FrontDoor {
     return carryRoute(route, routable, stream, send)
   }
 
+  /** Whether `key` is a local_cache key, so that a read method's call may be an L1 hit (one Map lookup). */
+  mayServe(client: WithFrontDoor, key: unknown): boolean {
+    if (typeof key !== 'string' || this.#agent === undefined) return false
+    const prefix = client.options.keyPrefix
+    return this.#agent.mitigation(prefix ? prefix + key : key) === 'local_cache'
+  }
+
   /**
    * The answer from L1 to a cacheable read method's call, or undefined. Only while nothing of this client
    * waits in an autopipeline (a write there has not evicted yet), outside MULTI, and for string and number
@@ -122,8 +129,16 @@ export function installFastReads(prototype: object, ioredisPrototype: object): v
   for (const command of CACHEABLE_COMMANDS) {
     const own = (ioredisPrototype as Record<string, Method>)[command]
     if (lookupCommand(command)?.singleKey !== 0 || typeof own !== 'function') continue
-    const fast: Method = function (this: WithFrontDoor, ...args: unknown[]) {
-      return this[FRONT_DOOR].fastRead(this, command, args) ?? own.apply(this, args)
+    // `arguments`, not rest parameters: a call that is not an L1 hit then costs no array of its own.
+    const fast = function (this: WithFrontDoor) {
+      // biome-ignore lint/complexity/noArguments: see above
+      const args = arguments
+      const door = this[FRONT_DOOR]
+      if (door.mayServe(this, args[0])) {
+        const hit = door.fastRead(this, command, Array.prototype.slice.call(args))
+        if (hit !== undefined) return hit
+      }
+      return own.apply(this, args as unknown as unknown[])
     }
     Object.defineProperty(prototype, command, { value: fast, writable: true, configurable: true })
   }
