@@ -170,6 +170,8 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     })
     this.#recorder = new WindowRecorder({
       ...options.sketch,
+      // Cold keys are counted in batches while replies are on their way, not on each request.
+      deferColdKeys: true,
       reportFloor: options.fastReportFloor,
       onFloorCrossed: (key) => this.#reporter.onFloorCrossed(key),
     })

@@ -47,6 +47,9 @@ describe('window reports', () => {
     if (report === undefined) throw new Error('unreachable')
 
     const truth = exactCounts(stream)
+    // Keys that are not candidates yet are counted in a batch after the event loop turn (deferColdKeys), so a
+    // key's requests in the first batch of 1,000 came before it was tracked, and their replies went unwatched.
+    const untracked = exactCounts(stream.slice(0, 1000))
     const bound = (Math.E / new WindowRecorder().sketch.width) * stream.length
     expect(report).toMatchObject({
       seq: 1,
@@ -74,9 +77,10 @@ describe('window reports', () => {
       const candidate = report.candidates.find((c) => c.key === key)
       expect(candidate).toMatchObject({ count, reads: count })
       // Every read missed. Past a key's 63rd read only some replies are watched, each miss weighing the reads
-      // since the last watched one (see missSampleWeight), so the count is short by less than one such gap.
+      // since the last watched one (see missSampleWeight), so the count is short by less than one such gap,
+      // besides the reads of the first batch.
       expect(candidate?.misses).toBeLessThanOrEqual(count)
-      expect(candidate?.misses).toBeGreaterThan(count - 64)
+      expect(candidate?.misses).toBeGreaterThan(count - 64 - (untracked.get(key) ?? 0))
     }
     expect(agent.stats().reportsSent).toBe(1)
   })

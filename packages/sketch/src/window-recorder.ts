@@ -18,7 +18,17 @@ export interface WindowRecorderOptions extends CountMinSketchOptions {
   onFloorCrossed?: (key: string, count: number) => void
   /** Start of the first window (epoch ms); later windows start where the previous one was rolled over. */
   windowStart?: number
+  /**
+   * Count keys that are not candidates in batches, after the current turn of the event loop, instead of on the
+   * request: their record() then costs an array push. Every reading method counts what is pending first, so
+   * summaries are the same; only record()'s answer for such a key (always 0) and the moment a cold key crosses
+   * the report floor differ. Default false.
+   */
+  deferColdKeys?: boolean
 }
+
+// Deferred cold keys are counted at once past this many, so a long synchronous loop cannot grow the batch.
+const MAX_PENDING = 8192
 
 /** One key's counts in a closed window. */
 export interface HeavyHitter {
@@ -70,6 +80,9 @@ export class WindowRecorder {
   readonly #heap = new CandidateHeap()
   readonly #scratch: Uint32Array
   readonly #widthBits: number
+  readonly #deferCold: boolean
+  #pendingKeys: string[] = []
+  #pendingWrites: boolean[] = []
   #windowStart: number
   #total = 0
   #overflowed = 0
@@ -85,6 +98,7 @@ export class WindowRecorder {
       throw new InvalidSketchOptionError('maxCandidates', 'must be at least capacity')
     }
     this.#onFloorCrossed = options.onFloorCrossed
+    this.#deferCold = options.deferColdKeys ?? false
     this.#windowStart = options.windowStart ?? 0
     this.#scratch = new Uint32Array(this.sketch.depth)
     this.#widthBits = Math.log2(this.sketch.width)
@@ -105,11 +119,41 @@ export class WindowRecorder {
   record(key: string, write = false): number {
     this.#total++
     const candidate = this.#byKey.get(key)
-    if (candidate !== undefined) {
-      const count = ++candidate.count
-      if (count === this.reportFloor) this.#onFloorCrossed?.(key, count)
-      return write ? ++candidate.writes : ++candidate.reads
+    if (candidate !== undefined) return this.#countCandidate(candidate, key, write)
+    if (!this.#deferCold) return this.#recordCold(key, write)
+    // Measured through the ioredis front door, 1,000 concurrent GETs over 100,000 cold keys: the sketch work
+    // done in one batch while the replies are on their way cost a third of what it cost on each request.
+    const pending = this.#pendingKeys.push(key)
+    this.#pendingWrites.push(write)
+    if (pending === 1) setImmediate(this.#drain)
+    else if (pending >= MAX_PENDING) this.#drain()
+    return 0
+  }
+
+  readonly #drain = (): void => {
+    const keys = this.#pendingKeys
+    if (keys.length === 0) return
+    const writes = this.#pendingWrites
+    this.#pendingKeys = []
+    this.#pendingWrites = []
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as string
+      const write = writes[i] as boolean
+      // A key admitted by an earlier entry of this batch is a candidate now, counted exactly from here on.
+      const candidate = this.#byKey.get(key)
+      if (candidate !== undefined) this.#countCandidate(candidate, key, write)
+      else this.#recordCold(key, write)
     }
+  }
+
+  #countCandidate(candidate: Candidate, key: string, write: boolean): number {
+    const count = ++candidate.count
+    if (count === this.reportFloor) this.#onFloorCrossed?.(key, count)
+    return write ? ++candidate.writes : ++candidate.reads
+  }
+
+  // A key that is not a candidate: into the sketch, and admitted when its estimate earns a place.
+  #recordCold(key: string, write: boolean): number {
     const hasher = this.#hasher
     hasher.hash(key)
     const estimate = this.sketch.addAtCells(this.sketch.cellsAt(hasher.h1, hasher.h2, this.#scratch))
@@ -133,6 +177,7 @@ export class WindowRecorder {
    * miss matters to the aggregator when the key is hot, and hot keys are candidates.
    */
   recordMiss(key: string, weight = 1): void {
+    this.#drain()
     const candidate = this.#byKey.get(key)
     // A sampled estimate can overshoot; a key cannot miss more often than it was read.
     if (candidate !== undefined) candidate.misses = Math.min(candidate.misses + weight, candidate.reads)
@@ -140,6 +185,7 @@ export class WindowRecorder {
 
   /** The current window's estimate for `key`. */
   estimate(key: string): number {
+    this.#drain()
     const candidate = this.#byKey.get(key)
     return candidate !== undefined ? candidate.count : this.sketch.estimate(key)
   }
@@ -159,6 +205,7 @@ export class WindowRecorder {
    * merges cell by cell with other agents' sketches of the same dimensions and seed.
    */
   toSketch(): CountMinSketch {
+    this.#drain()
     const copy = CountMinSketch.fromCells(this.sketch.toCells(), this.sketch.total, this.sketch)
     for (const candidate of this.#heap.values())
       copy.addAtCells(candidate.cells, candidate.count - candidate.prior)
@@ -167,11 +214,13 @@ export class WindowRecorder {
 
   /** The open window's hitters so far, selected as rollover() would, without closing the window. */
   peek(): HeavyHitter[] {
+    this.#drain()
     return this.#hitters(this.#byCount())
   }
 
   /** Closes the open window at `windowEnd` (epoch ms), returns its summary and opens the next one. */
   rollover(windowEnd: number): WindowSummary {
+    this.#drain()
     const tracked = this.#byCount()
     const summary: WindowSummary = {
       windowStart: this.#windowStart,
