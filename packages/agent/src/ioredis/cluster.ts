@@ -1,4 +1,5 @@
 import { type ClusterNode, type ClusterOptions, type Command, Cluster as IOCluster } from 'ioredis'
+import { carryRoute, type RoutableCommand } from './carry-route.js'
 import { FRONT_DOOR, FrontDoor, installFastReads } from './front-door.js'
 import type { HeatsinkHandle } from './heatsink-handle.js'
 import { attachAgent, type HeatsinkOptions, ownConnectionOptions } from './process-agents.js'
@@ -53,7 +54,9 @@ export class Cluster extends IOCluster {
   }
 
   override sendCommand(command: Command, stream?: unknown, node?: unknown): unknown {
-    return this[FRONT_DOOR].sendCommand(this, command, stream, (routed, sameStream) =>
+    const route = this[FRONT_DOOR].route(this, command)
+    if (route === undefined) return super.sendCommand(command, stream as never, node as never)
+    return carryRoute(route, command as unknown as RoutableCommand, stream, (routed, sameStream) =>
       super.sendCommand(routed, sameStream as never, node as never),
     )
   }

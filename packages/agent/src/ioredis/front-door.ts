@@ -2,8 +2,8 @@ import { CACHEABLE_COMMANDS, lookupCommand } from '@heatsink/commands'
 import type { Callback, Command } from 'ioredis'
 import type { Agent } from '../agent.js'
 import { NOT_DECODED } from '../core/reply-cache.js'
-import { ConnectionState } from '../core/route.js'
-import { carryRoute, type RoutableCommand, type Send } from './carry-route.js'
+import { ConnectionState, type Route } from '../core/route.js'
+import type { RoutableCommand } from './carry-route.js'
 import { decodeReply, fresh } from './decode-reply.js'
 import { type HeatsinkHandle, handleFor } from './heatsink-handle.js'
 import { detachAgent } from './process-agents.js'
@@ -25,9 +25,11 @@ interface Internals {
   _autoPipelines: Map<string, unknown>
 }
 
-// Commands already routed once: ioredis sends a command again after a reconnect (offline queue, resend of
-// unanswered commands), and it must not be counted, evicted or wrapped twice.
-const routed = new WeakSet<object>()
+// Marks a command already routed once: ioredis sends a command again after a reconnect (offline queue, resend
+// of unanswered commands), and it must not be counted, evicted or wrapped twice. A property only routed
+// commands get, rather than a WeakSet, so the common command pays a failed property load, not a hash.
+const ROUTED: unique symbol = Symbol('heatsink routed')
+type Marked = { [ROUTED]?: true }
 
 /**
  * What makes an ioredis Redis or Cluster a Heatsink client: its commands go through the process agent's
@@ -52,17 +54,19 @@ export class FrontDoor {
     )
   }
 
-  /** sendCommand of a Heatsink client: the core's route, carried out; `send` is ioredis's own sendCommand. */
-  sendCommand(client: unknown, command: Command, stream: unknown, send: Send): unknown {
+  /**
+   * The core's route for a command of this client, or undefined when ioredis should send it as it is (the
+   * client is not ready, is on another database, or the command was routed before and is being re-sent).
+   */
+  route(client: unknown, command: Command): Route | undefined {
     const agent = this.#agent
     // Not ready: ioredis queues the command or rejects it (closed, offline queue off), as it would without
     // Heatsink; a queued command comes back here when the connection is ready, and is routed then.
-    if (agent === undefined || !this.#ready(client) || routed.has(command)) return send(command, stream)
+    if (agent === undefined || !this.#ready(client) || (command as Marked)[ROUTED] === true) return undefined
     const routable = command as unknown as RoutableCommand
     const route = agent.router.route(routable.name, routable.args, this.state, routable.inTransaction)
-    if (route === undefined) return send(command, stream)
-    routed.add(command)
-    return carryRoute(route, routable, stream, send)
+    if (route !== undefined) (command as Marked)[ROUTED] = true
+    return route
   }
 
   /** Whether `key` is a local_cache key, so that a read method's call may be an L1 hit (one Map lookup). */
@@ -131,14 +135,15 @@ export function installFastReads(prototype: object, ioredisPrototype: object): v
     if (lookupCommand(command)?.singleKey !== 0 || typeof own !== 'function') continue
     // `arguments`, not rest parameters: a call that is not an L1 hit then costs no array of its own.
     const fast = function (this: WithFrontDoor) {
-      // biome-ignore lint/complexity/noArguments: see above
-      const args = arguments
       const door = this[FRONT_DOOR]
-      if (door.mayServe(this, args[0])) {
-        const hit = door.fastRead(this, command, Array.prototype.slice.call(args))
+      // biome-ignore lint/complexity/noArguments: read in place, so a call that is not a hit builds no array
+      if (door.mayServe(this, arguments[0])) {
+        // biome-ignore lint/complexity/noArguments: the rare case, a local_cache key
+        const hit = door.fastRead(this, command, Array.prototype.slice.call(arguments))
         if (hit !== undefined) return hit
       }
-      return own.apply(this, args as unknown as unknown[])
+      // biome-ignore lint/complexity/noArguments: forwarded whole
+      return own.apply(this, arguments as unknown as unknown[])
     }
     Object.defineProperty(prototype, command, { value: fast, writable: true, configurable: true })
   }

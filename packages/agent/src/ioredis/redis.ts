@@ -1,4 +1,5 @@
 import { type Command, Redis as IORedis, type RedisOptions } from 'ioredis'
+import { carryRoute, type RoutableCommand } from './carry-route.js'
 import { FRONT_DOOR, FrontDoor, installFastReads } from './front-door.js'
 import type { HeatsinkHandle } from './heatsink-handle.js'
 import { attachAgent, type HeatsinkOptions, ownConnectionOptions } from './process-agents.js'
@@ -46,8 +47,11 @@ export class Redis extends IORedis {
     return new Redis({ ...this.options, ...override })
   }
 
+  // The common case, a command sent as it is, goes straight to ioredis's own sendCommand.
   override sendCommand(command: Command, stream?: unknown): unknown {
-    return this[FRONT_DOOR].sendCommand(this, command, stream, this.#send)
+    const route = this[FRONT_DOOR].route(this, command)
+    if (route === undefined) return super.sendCommand(command, stream as never)
+    return carryRoute(route, command as unknown as RoutableCommand, stream, this.#send)
   }
 
   readonly #send = (command: Command, stream?: unknown): unknown =>
