@@ -1,8 +1,14 @@
 import { type ClusterNode, type ClusterOptions, type Command, Cluster as IOCluster } from 'ioredis'
+import type { Agent } from '../agent.js'
 import { carryRoute, type RoutableCommand } from './carry-route.js'
 import { FRONT_DOOR, FrontDoor, installFastReads } from './front-door.js'
 import type { HeatsinkHandle } from './heatsink-handle.js'
-import { attachAgent, type HeatsinkOptions, ownConnectionOptions } from './process-agents.js'
+import {
+  attachAgent,
+  dataConnectionName,
+  type HeatsinkOptions,
+  ownConnectionOptions,
+} from './process-agents.js'
 
 /** ioredis's Cluster options, with Heatsink's own under `heatsink` (`false` turns Heatsink off). */
 export interface HeatsinkClusterOptions extends ClusterOptions {
@@ -22,16 +28,23 @@ export class Cluster extends IOCluster {
     const nodes = startupNodes.map((node) =>
       typeof node === 'object' ? `${node.host}:${node.port}` : String(node),
     )
-    const agent =
-      heatsink === false
-        ? undefined
-        : attachAgent(this, `cluster:${nodes.sort().join(',')}`, heatsink ?? {}, () => {
-            return new IOCluster(startupNodes, {
-              ...ownConnectionOptions(this.options),
-              lazyConnect: false,
-              redisOptions: { ...this.options.redisOptions, connectionName: 'heatsink:data' },
+    let agent: Agent | undefined
+    try {
+      agent =
+        heatsink === false
+          ? undefined
+          : attachAgent(this, `cluster:${nodes.sort().join(',')}`, heatsink ?? {}, () => {
+              return new IOCluster(startupNodes, {
+                ...ownConnectionOptions(this.options),
+                lazyConnect: false,
+                redisOptions: { ...this.options.redisOptions, connectionName: dataConnectionName(heatsink) },
+              })
             })
-          })
+    } catch (error) {
+      // Bad Heatsink options: the connection ioredis opened must not outlive the failed constructor.
+      this.disconnect()
+      throw error
+    }
     this[FRONT_DOOR] = new FrontDoor(this, agent, 0)
     if (agent !== undefined) this.once('end', () => void this[FRONT_DOOR].detach())
   }

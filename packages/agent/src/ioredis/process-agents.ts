@@ -33,7 +33,14 @@ export function attachAgent(
   if (shared === undefined) {
     const internal = connect()
     internal.on('error', () => {})
-    const agent = createAgent({ ...heatsink, redis: internal }) as Agent
+    let agent: Agent
+    try {
+      agent = createAgent({ ...heatsink, redis: internal }) as Agent
+    } catch (error) {
+      // Bad options: nothing of the agent may stay open.
+      internal.disconnect()
+      throw error
+    }
     shared = { agent, internal, clients: new Set() }
     agents.set(id, shared)
   }
@@ -65,4 +72,9 @@ export function ownConnectionOptions<T extends object>(options: T): T {
     heatsink?: unknown
   }
   return plain as T
+}
+
+/** The name of an agent's own data connection in CLIENT LIST: by namespace, so operators can tell agents apart. */
+export function dataConnectionName(heatsink: HeatsinkOptions | undefined): string {
+  return `heatsink:data:${(heatsink?.namespace ?? 'heatsink').replace(/[^A-Za-z0-9_.:-]/g, '_')}`
 }

@@ -1,8 +1,14 @@
 import { type Command, Redis as IORedis, type RedisOptions } from 'ioredis'
+import type { Agent } from '../agent.js'
 import { carryRoute, type RoutableCommand } from './carry-route.js'
 import { FRONT_DOOR, FrontDoor, installFastReads } from './front-door.js'
 import type { HeatsinkHandle } from './heatsink-handle.js'
-import { attachAgent, type HeatsinkOptions, ownConnectionOptions } from './process-agents.js'
+import {
+  attachAgent,
+  dataConnectionName,
+  type HeatsinkOptions,
+  ownConnectionOptions,
+} from './process-agents.js'
 
 /** ioredis's options, with Heatsink's own under `heatsink` (all optional; `false` turns Heatsink off). */
 export interface HeatsinkRedisOptions extends RedisOptions {
@@ -22,16 +28,23 @@ export class Redis extends IORedis {
     const heatsink = options.heatsink
     const db = options.db ?? 0
     const where = options.path ?? `${options.host ?? 'localhost'}:${options.port ?? 6379}`
-    const agent =
-      heatsink === false
-        ? undefined
-        : attachAgent(this, `${where}/${db}/${options.username ?? ''}`, heatsink ?? {}, () => {
-            return new IORedis({
-              ...ownConnectionOptions(options),
-              lazyConnect: false,
-              connectionName: 'heatsink:data',
+    let agent: Agent | undefined
+    try {
+      agent =
+        heatsink === false
+          ? undefined
+          : attachAgent(this, `${where}/${db}/${options.username ?? ''}`, heatsink ?? {}, () => {
+              return new IORedis({
+                ...ownConnectionOptions(options),
+                lazyConnect: false,
+                connectionName: dataConnectionName(heatsink),
+              })
             })
-          })
+    } catch (error) {
+      // Bad Heatsink options: the connection ioredis opened must not outlive the failed constructor.
+      this.disconnect()
+      throw error
+    }
     this[FRONT_DOOR] = new FrontDoor(this, agent, db)
     // An ended client (quit, disconnect) lets the process agent go once nobody else uses it.
     if (agent !== undefined) this.once('end', () => void this[FRONT_DOOR].detach())

@@ -96,4 +96,22 @@ describe('the ioredis front door', () => {
     const [, list] = await Promise.all([r.rpush(key, 'c'), r.lrange(key, 0, -1)])
     expect(list).toEqual(['a', 'b', 'c'])
   })
+
+  it('refuses bad Heatsink options naming the option, and leaves no connection open', async () => {
+    const { namespace, url } = redis()
+    const plain = redis().client()
+    const named = async () =>
+      ((await plain.client('LIST')) as string)
+        .split('\n')
+        .filter(
+          (line) =>
+            line.includes(`name=app:${namespace}`) || line.includes(`name=heatsink:data:${namespace}`),
+        )
+    expect(
+      () => new Redis(url, { connectionName: `app:${namespace}`, heatsink: { namespace, windowMs: 0 } }),
+    ).toThrow(/windowMs/)
+    // The data connection is made at once; neither it nor the client's own may stay.
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(await named()).toEqual([])
+  })
 })
