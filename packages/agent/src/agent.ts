@@ -85,6 +85,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   readonly #connections: OwnedConnections
   readonly #whenReady: Promise<void>
   #markReady: () => void = () => {}
+  #localCacheKeys = 0
   #readyCall: Promise<void> | undefined
   #closing: Promise<void> | undefined
 
@@ -146,8 +147,13 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       onChange: (hot, before, after) => {
         if (before !== undefined) this.#strategies[before].leave(hot)
         if (after !== undefined) this.#strategies[after].enter(hot)
-        if (after === 'local_cache') this.#replies.admit(hot.key)
-        else if (before === 'local_cache') this.#replies.retire(hot.key)
+        if (after === 'local_cache') {
+          this.#replies.admit(hot.key)
+          this.#localCacheKeys++
+        } else if (before === 'local_cache') {
+          this.#replies.retire(hot.key)
+          this.#localCacheKeys--
+        }
         log.info({ key: hot.key, before, after }, 'registry change')
       },
       canCheck: () => this.#channels.state.up,
@@ -361,6 +367,11 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     return nodeify(this.#multiGet.run(keys, names, local), callback)
   }) as Redis['mget']
 
+  /** True while some key is local_cache: until then no read can be an L1 hit, and clients need not look. */
+  get servesFromL1(): boolean {
+    return this.#localCacheKeys > 0
+  }
+
   /** The key's mitigation as this agent sees the registry now. */
   mitigation(key: string): Mitigation | undefined {
     return this.#view.get(key)?.mitigation
@@ -379,7 +390,8 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
 
   /**
    * Fails getOrLoad callers still waiting (AgentClosedError), releases the leases this agent holds, sends the
-   * last window's report (waiting up to closeTimeoutMs), unsubscribes and quits what the agent opened.
+   * last window's report, unsubscribes and quits what the agent opened; all of it within closeTimeoutMs, after
+   * which whatever Redis has not answered is abandoned and the agent's connections are disconnected.
    */
   close(): Promise<void> {
     this.#closing ??= this.#close()
@@ -387,18 +399,24 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   }
 
   async #close(): Promise<void> {
-    const timeout = this.#options.closeTimeoutMs
-    const deadline = Date.now() + timeout
+    // Every step that waits on Redis gets only what is left of closeTimeoutMs, so close() ends in time on a Redis
+    // that stalls (a pause, a partition) too: what has not finished by then is cut off when the connections are
+    // disconnected at the end.
+    const deadline = Date.now() + this.#options.closeTimeoutMs
+    const left = () => Math.max(0, deadline - Date.now())
     this.#view.stopChecks()
     this.#reporter.stop()
-    await this.#reconciler.stop()
-    await Promise.all([this.#reporter.idle(timeout), within(this.#guard.close(), timeout)])
+    await Promise.all([
+      within(this.#reconciler.stop(), left()),
+      this.#reporter.idle(left()),
+      within(this.#guard.close(), left()),
+    ])
     this.#windows.stop({ flush: true })
-    await this.#reporter.idle(Math.max(0, deadline - Date.now()))
-    await this.#channels.close()
+    await this.#reporter.idle(left())
+    await within(this.#channels.close(), left())
     this.#l1.clear()
     this.#replies.clear()
-    await this.#connections.closeAll()
+    await this.#connections.closeAll(left())
   }
 
   async #waitReady(): Promise<void> {

@@ -58,10 +58,11 @@ export class OwnedConnections {
     await quit(connection)
   }
 
-  async closeAll(): Promise<void> {
+  /** Quits every connection, each given at most `timeoutMs` (and 500 ms) to answer before it is disconnected. */
+  async closeAll(timeoutMs = 500): Promise<void> {
     const all = [...this.#connections]
     this.#connections.clear()
-    await Promise.all(all.map((connection) => quit(connection)))
+    await Promise.all(all.map((connection) => quit(connection, Math.min(500, timeoutMs))))
   }
 }
 

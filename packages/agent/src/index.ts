@@ -24,7 +24,7 @@ export {
   type L1Options,
   type StampedeOptions,
 } from './options.js'
-export { REPORT_STREAM_MAXLEN } from './reporter.js'
+export { REPORT_STREAM_MAXLEN, REPORT_STREAM_TTL_MS } from './reporter.js'
 export type { AgentStats, InvalidationSource, StampedeTotals } from './stats.js'
 export type { Loader, LoadOptions } from './strategies.js'
 export { TRACKING_CHANNEL } from './tracking.js'

@@ -68,7 +68,7 @@ export interface AgentOptions<C extends Redis | Cluster = Redis | Cluster> {
   registryCheckMs?: number
   /** How long ready() waits before rejecting; default 10,000 ms. */
   readyTimeoutMs?: number
-  /** How long close() waits for the last report; default 1000 ms. */
+  /** How long close() may take in all, the last report included, whatever Redis does; default 1000 ms. */
   closeTimeoutMs?: number
   /** Sizing of the per-window sketch (width, depth, topK, capacity...). */
   sketch?: Omit<WindowRecorderOptions, 'onFloorCrossed' | 'windowStart' | 'reportFloor'>

@@ -17,6 +17,13 @@ import type { AgentCounters } from './stats.js'
 /** Approximate cap on every report stream (XADD MAXLEN ~). */
 export const REPORT_STREAM_MAXLEN = 10_000
 
+/**
+ * Each report sets its stream to expire this long after it, so streams of agents that went away (with no
+ * aggregator left to read them) do not stay forever. Minutes: far beyond any report's usefulness (the aggregator
+ * skips reports older than HEATSINK_MAX_REPORT_AGE_MS), so no live stream expires while agents report to it.
+ */
+export const REPORT_STREAM_TTL_MS = 5 * 60_000
+
 /** getOrLoad's per-key counters (the stampede guard's). */
 export interface LoadStats {
   /** A key's counters in the open window. */
@@ -159,8 +166,14 @@ export class Reporter {
       candidates: candidates(hitters),
       hotKeyStats,
     })
+    const stream = this.#options.stream
+    // One transaction, so the stream never exists without its expiry, whichever command the connection loses.
     this.#inFlight = connection
-      .xadd(this.#options.stream, 'MAXLEN', '~', REPORT_STREAM_MAXLEN, '*', STREAM_FIELD, text)
+      .multi()
+      .xadd(stream, 'MAXLEN', '~', REPORT_STREAM_MAXLEN, '*', STREAM_FIELD, text)
+      .pexpire(stream, REPORT_STREAM_TTL_MS)
+      .exec()
+      .then(throwFailed)
       .then(
         () => {
           this.#pendingDropped -= dropped
@@ -208,6 +221,13 @@ export class Reporter {
     }
     return stats
   }
+}
+
+// exec() resolves even when a command inside the transaction failed (its error is in the results), and with null
+// when the transaction was aborted.
+function throwFailed(results: [Error | null, unknown][] | null): void {
+  if (results === null) throw new Error('report transaction aborted')
+  for (const [error] of results) if (error !== null) throw error
 }
 
 function keyStats(key: string, loads: KeyStats | undefined, hot: HotKey | undefined): HotKeyStats {

@@ -71,9 +71,10 @@ export class FrontDoor {
 
   /** Whether `key` is a local_cache key, so that a read method's call may be an L1 hit (one Map lookup). */
   mayServe(client: WithFrontDoor, key: unknown): boolean {
-    if (typeof key !== 'string' || this.#agent === undefined) return false
+    const agent = this.#agent
+    if (typeof key !== 'string' || agent === undefined || !agent.servesFromL1) return false
     const prefix = client.options.keyPrefix
-    return this.#agent.mitigation(prefix ? prefix + key : key) === 'local_cache'
+    return agent.mitigation(prefix ? prefix + key : key) === 'local_cache'
   }
 
   /**
