@@ -24,7 +24,10 @@ interface Container {
 interface Deployment extends K8sObject {
   spec: {
     replicas: number
-    template: { metadata: { labels: Record<string, string> }; spec: { containers: Container[] } }
+    template: {
+      metadata: { labels: Record<string, string> }
+      spec: { containers: Container[]; terminationGracePeriodSeconds?: number }
+    }
   }
 }
 interface Service extends K8sObject {
@@ -94,6 +97,9 @@ describe('deployment files', () => {
     // With the token set it listens on every interface, so the probes can reach it.
     expect(config.host).toBe('0.0.0.0')
     expect(config.databaseUrl).not.toBeNull()
+    // The replica exits by its own deadline, before Kubernetes' SIGKILL (30 s when the field is absent).
+    const graceSeconds = deployment.spec.template.spec.terminationGracePeriodSeconds ?? 30
+    expect(config.shutdownTimeoutMs).toBeLessThan(graceSeconds * 1000)
   })
 
   it("the Service and PodDisruptionBudget select the Deployment's pods", () => {

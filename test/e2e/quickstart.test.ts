@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { existsSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { REPO_ROOT, useTestRedis } from '@heatsink/test'
 import { describe, expect, it } from 'vitest'
@@ -10,6 +12,11 @@ describe("the quickstart (the README's first command)", () => {
   it('runs a live cluster on the embedded registry, detects and mitigates the viral key, and cleans up', async () => {
     const entry = join(REPO_ROOT, 'services/quickstart/dist/main.js')
     expect(existsSync(entry), 'build first: pnpm test builds before testing').toBe(true)
+    // Port 8080 held, as by another quickstart: the run takes another port and says which. (If something else on
+    // this machine holds 8080 already, the listen below fails and the port is just as taken.)
+    const holder = createServer()
+    holder.listen(8080, '127.0.0.1')
+    await Promise.race([once(holder, 'listening'), once(holder, 'error')])
     // No DATABASE_URL: the path a newcomer without Postgres takes, on the embedded PGlite.
     const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, REDIS_URL: redis().url }
     const child = spawn(process.execPath, [entry, '--seconds=10'], {
@@ -25,11 +32,18 @@ describe("the quickstart (the README's first command)", () => {
       output += String(chunk)
     })
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
+    holder.close()
     expect(output).toContain('API docs: http://127.0.0.1:')
+    expect(output).toMatch(/port 8080 is taken; replica 1 listens on http:\/\/127\.0\.0\.1:\d+/)
+    expect(output).not.toContain('EADDRINUSE')
+    // A namespace of its own, so another run on the same Redis neither doubles its rates nor sees its events.
+    const namespace = /namespace (heatsink-quickstart-[0-9a-f]{8})/.exec(output)?.[1]
+    expect(namespace, output).toBeDefined()
     expect(output).toMatch(/demo:post:42 promoted \(auto\): local_cache, [0-9.]+ s after the traffic began/)
     expect(output).toContain('demo:post:42 was detected and mitigated.')
     expect(code, output).toBe(0)
     const left = await redis().client().keys('demo:*')
     expect(left).toEqual([])
+    expect(await redis().client().keys(`${namespace}:*`)).toEqual([])
   }, 60_000)
 })

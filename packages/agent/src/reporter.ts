@@ -79,7 +79,9 @@ export class Reporter {
   readonly onWindow = (summary: WindowSummary): void => {
     this.#partialsThisWindow = 0
     this.#options.clock.clearTimeout(this.#followUp)
-    this.#send(summary.windowStart, Math.max(1, summary.windowMs), summary.total, summary.hitters, false)
+    // The report names the window its counts belong to, by start and by the configured length, even when this
+    // agent saw only part of it (close() cuts its last window short): aggregators refuse other lengths.
+    this.#send(summary.windowStart, this.#options.windowMs, summary.total, summary.hitters, false)
   }
 
   /**

@@ -90,3 +90,28 @@ describe('a Redis that stalls the report connection', () => {
     }
   })
 })
+
+describe('close() on a Redis that stalls every command', () => {
+  it('ends within closeTimeoutMs instead of waiting for Redis', async (context) => {
+    if (redis === undefined) return context.skip(`no private redis-server: ${unavailable}`)
+    const agent = createAgent({
+      redis: redis.url,
+      namespace: redis.namespace,
+      agentId: 'stalled-close',
+      closeTimeoutMs: 300,
+    })
+    const admin = redis.client()
+    await agent.ready()
+    await agent.get(`${redis.namespace}:k`)
+
+    // Every client's commands (UNSUBSCRIBE, the last report's XADD, QUIT) wait 2 s: longer than close() may take.
+    await admin.client('PAUSE', 2000, 'ALL')
+    const start = performance.now()
+    await agent.close()
+    const took = performance.now() - start
+    expect(took).toBeGreaterThanOrEqual(250)
+    expect(took).toBeLessThan(600)
+    const clients = (await admin.client('LIST')) as string
+    expect(clients).not.toContain(':stalled-close ')
+  })
+})

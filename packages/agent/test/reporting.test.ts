@@ -5,7 +5,7 @@ import { useTestRedis } from '@heatsink/test'
 import { exactCounts, zipfStream } from '@heatsink/workload'
 import type { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
-import { AgentNotReadyError, createAgent } from '../src/index.js'
+import { AgentNotReadyError, createAgent, REPORT_STREAM_TTL_MS } from '../src/index.js'
 import { publishRegistry } from '../src/testing.js'
 import { useAgents, waitFor } from './support/helpers.js'
 
@@ -215,12 +215,39 @@ describe('window reports', () => {
     clock.advance(400)
     await agent.close()
     const [report] = await reports(client, 'closing')
-    expect(report).toMatchObject({ seq: 1, total: 7, windowStart: START, windowMs: 400, partial: false })
+    // Cut short at 400 ms, the window is still reported by its configured length: its counts belong to it, and
+    // aggregators refuse any other length.
+    expect(report).toMatchObject({ seq: 1, total: 7, windowStart: START, windowMs: 1000, partial: false })
     expect(client.status).toBe('ready')
     expect(await client.ping()).toBe('PONG')
     const clients = (await client.client('LIST')) as string
     expect(clients).not.toContain(':closing ')
     expect(agent.redis).toBe(client)
+  })
+
+  it('sets the report stream to expire minutes after each report, so an agent that goes away leaves nothing', async () => {
+    const clock = new ManualClock(START)
+    const client = redis().client()
+    const agent = newAgent({ agentId: 'expiring', clock })
+    const stream = createNames(redis().namespace).reportStreamFor('expiring')
+    await agent.ready()
+    await agent.get(`${redis().namespace}:k`)
+    clock.advance(1000)
+    await waitFor(async () => (await reports(client, 'expiring')).length === 1, 'the first report')
+    const ttl = await client.pttl(stream)
+    expect(ttl).toBeGreaterThan(REPORT_STREAM_TTL_MS - 5000)
+    expect(ttl).toBeLessThanOrEqual(REPORT_STREAM_TTL_MS)
+
+    // Each report renews it: a stream in use never expires.
+    await client.pexpire(stream, 1000)
+    await agent.get(`${redis().namespace}:k`)
+    clock.advance(1000)
+    await waitFor(async () => (await reports(client, 'expiring')).length === 2, 'the second report')
+    expect(await client.pttl(stream)).toBeGreaterThan(REPORT_STREAM_TTL_MS - 5000)
+
+    // Closed with no aggregator to read or trim it, the stream still expires.
+    await agent.close()
+    expect(await client.pttl(stream)).toBeGreaterThan(0)
   })
 
   it('ready() rejects with a clear error when Redis cannot be reached', async () => {

@@ -73,6 +73,7 @@ function metrics() {
   return {
     claimed: new Counter({ name: 'c', help: 'h', registers }),
     deadLettered: new Counter({ name: 'd', help: 'h', labelNames: ['reason'], registers }),
+    groupRecreated: new Counter({ name: 'g', help: 'h', labelNames: ['stream'], registers }),
     reports: new Counter({ name: 'r', help: 'h', registers }),
     entries: new Counter({ name: 'e', help: 'h', registers }),
     stale: new Counter({ name: 's', help: 'h', registers }),

@@ -2,7 +2,7 @@ import { createNames, type HeatsinkNames } from '@heatsink/protocol'
 import { Redis } from 'ioredis'
 import { type Logger, pino } from 'pino'
 import { type Clock, systemClock } from './clock.js'
-import { type Component, Components } from './component.js'
+import { type Component, Components, together } from './component.js'
 import type { Config } from './config.js'
 import type { Database } from './db/database.js'
 import { MIGRATIONS_DIR, migrate, pendingMigrations } from './db/migrate.js'
@@ -53,11 +53,17 @@ export interface Aggregator {
   readonly detection: DetectionEngine
   readonly metrics: Metrics
   readonly log: Logger
-  /** Adds a component (the ingest loop) started after the registry's and before the HTTP listener; only before start(). */
+  /**
+   * Adds a component (an ingest loop) started after detection and before the HTTP listener, and stopped together
+   * with them; only before start().
+   */
   addComponent(component: Component): void
   /** Connects Redis, applies migrations, starts publishing and expiry, the added components, then listens. */
   start(): Promise<void>
-  /** Stops accepting HTTP, stops the components in reverse, closes Redis and the database. Idempotent. */
+  /**
+   * Stops ingest and HTTP together (idle connections closed at once, requests in progress answered within 3/4 of
+   * shutdownTimeoutMs), then the rest in reverse, Redis and the database last. Idempotent.
+   */
   stop(): Promise<void>
   /** `http://host:port` once listening. */
   url(): string | undefined
@@ -107,6 +113,9 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
         if (pending.length > 0) throw new Error(`not applied: ${pending.join(', ')}`)
       },
     },
+    // A Redis that answers PING can still leave ingest stuck (a group gone and not recreatable, a stream key of
+    // the wrong type): this check fails then, so the replica does not claim to detect while it cannot.
+    { name: 'ingest', check: async () => detection.checkIngest() },
   ]
   const detection = new DetectionEngine({
     redis,
@@ -120,6 +129,8 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
       counterShards: config.counterShards,
       policy: config.policy,
       maxReportAgeMs: config.maxReportAgeMs,
+      maxClockSkewMs: config.maxClockSkewMs,
+      ingestStallMs: config.ingestStallMs,
     },
     replicaId: config.replicaId,
     now: () => clock.now(),
@@ -127,6 +138,7 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
     metrics: {
       claimed: metrics.ingestClaimed,
       deadLettered: metrics.deadLetters,
+      groupRecreated: metrics.ingestGroupRecreated,
       reports: metrics.ingestReports,
       entries: metrics.ingestEntries,
       stale: metrics.ingestStale,
@@ -141,6 +153,9 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
     probes,
     apiToken: config.apiToken,
     log,
+    // Requests in progress get three quarters of the shutdown deadline; the rest is for closing Redis and the
+    // database after them, so a stop that cuts a slow client off still ends cleanly and in time.
+    closeTimeoutMs: Math.floor(config.shutdownTimeoutMs * 0.75),
   })
 
   const added: Component[] = []
@@ -163,8 +178,12 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
     },
     { name: 'registry publisher', start: () => publisher.start(), stop: () => publisher.stop() },
     { name: 'registry expiry', start: async () => expiry.start(), stop: () => expiry.stop() },
-    { name: 'detection', start: () => detection.start(), stop: () => detection.stop() },
   ]
+  const ingest: Component = {
+    name: 'detection',
+    start: () => detection.start(),
+    stop: () => detection.stop(),
+  }
   const http: Component = {
     name: 'http',
     start: async () => {
@@ -197,7 +216,9 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
     start: async () => {
       if (started) throw new Error('start() may be called once')
       started = true
-      for (const component of [...core, ...added, http]) components.add(component)
+      for (const component of core) components.add(component)
+      // Ingest and HTTP take work in: started in this order, they are stopped together, before what they use.
+      components.add(together('ingest and http', [ingest, ...added, http]))
       log.info({ replicaId: config.replicaId, database: db.kind, namespace: names.namespace }, 'starting')
       await components.start()
       log.info({ url }, 'started')

@@ -64,3 +64,32 @@ export class Components {
     return this.#stopping
   }
 }
+
+/**
+ * Components started one after another and stopped all at once. The parts that take work in (report ingest, the
+ * HTTP listener) stop this way, so that a slow HTTP client does not hold ingest open or the other way round: both
+ * drain at the same time, inside one shutdown deadline.
+ */
+export function together(name: string, parts: readonly Component[]): Component {
+  const started: Component[] = []
+  return {
+    name,
+    start: async () => {
+      for (const part of parts) {
+        // Registered first, as in Components: a part whose start fails is stopped too.
+        started.push(part)
+        await part.start()
+      }
+    },
+    stop: async () => {
+      const stopping = started.splice(0)
+      const results = await Promise.allSettled(stopping.map((part) => part.stop()))
+      const failed = stopping.filter((_, i) => results[i]?.status === 'rejected')
+      if (failed.length === 0) return
+      throw new AggregateError(
+        results.flatMap((result) => (result.status === 'rejected' ? [result.reason] : [])),
+        `stop failed: ${failed.map((part) => part.name).join(', ')}`,
+      )
+    },
+  }
+}

@@ -37,7 +37,19 @@ function matching(expected: string, accept: (raw: string) => boolean) {
 
 const positiveNumber = numeric('a positive number', (n) => n > 0)
 const positiveInteger = numeric('a positive integer', (n) => Number.isInteger(n) && n > 0)
+const nonNegativeInteger = numeric('a non-negative integer', (n) => Number.isInteger(n) && n >= 0)
 const share = numeric('a number from 0 to 1', (n) => n >= 0 && n <= 1)
+
+// The token travels as one word after `Bearer ` in a header, which carries printable ASCII: a token with
+// whitespace or other characters would be accepted here and then never match. The message never echoes it.
+const apiToken = text.superRefine((raw, ctx) => {
+  if (raw === undefined || /^[\x21-\x7e]+$/.test(raw)) return
+  const what = /\s/.test(raw) ? 'whitespace' : 'a character outside printable ASCII'
+  ctx.addIssue({
+    code: 'custom',
+    message: `expected printable ASCII without spaces (it is sent as one word after 'Bearer '), got a value containing ${what}`,
+  })
+})
 
 function isNamespace(raw: string): boolean {
   try {
@@ -55,7 +67,7 @@ const Environment = z.object({
   DATABASE_URL: matching('a postgres:// or postgresql:// URL', (raw) => /^postgres(ql)?:\/\//.test(raw)),
   HEATSINK_DATA_DIR: text,
   HEATSINK_NAMESPACE: matching("1 to 64 characters of A-Z, a-z, 0-9, '_', '.', ':' or '-'", isNamespace),
-  HEATSINK_API_TOKEN: text,
+  HEATSINK_API_TOKEN: apiToken,
   HEATSINK_HOT_RPS: positiveNumber,
   HEATSINK_COOL_RPS: positiveNumber,
   HEATSINK_COOL_SECONDS: positiveNumber,
@@ -73,6 +85,9 @@ const Environment = z.object({
     (n) => Number.isInteger(n) && n >= 2 && n <= 1024 && (n & (n - 1)) === 0,
   ),
   HEATSINK_MAX_REPORT_AGE_MS: positiveInteger,
+  HEATSINK_SHUTDOWN_TIMEOUT_MS: positiveInteger,
+  HEATSINK_MAX_CLOCK_SKEW_MS: nonNegativeInteger,
+  HEATSINK_INGEST_STALL_MS: positiveInteger,
   LOG_LEVEL: matching(`one of ${LOG_LEVELS.join(', ')}`, (raw) =>
     (LOG_LEVELS as readonly string[]).includes(raw),
   ),
@@ -119,6 +134,12 @@ function configSchema(cwd: string) {
         maxSplitFactor: env.HEATSINK_SPLIT_MAX ?? DEFAULT_MITIGATION_POLICY.maxSplitFactor,
       },
       maxReportAgeMs: env.HEATSINK_MAX_REPORT_AGE_MS ?? 30_000,
+      /** From SIGTERM to exit, whatever clients do; within Kubernetes' default 30 s grace period. */
+      shutdownTimeoutMs: env.HEATSINK_SHUTDOWN_TIMEOUT_MS ?? 10_000,
+      /** How far ahead of this replica's clock a report's window may start before it is refused. */
+      maxClockSkewMs: env.HEATSINK_MAX_CLOCK_SKEW_MS ?? 5000,
+      /** A report stream read loop failing this long makes /readyz fail; three times the 1 s blocking read. */
+      ingestStallMs: env.HEATSINK_INGEST_STALL_MS ?? 3000,
       logLevel: env.LOG_LEVEL ?? 'info',
     }
   })

@@ -12,7 +12,9 @@ export interface Metrics {
   readonly ingestClaimed: Counter
   /** Reports skipped because their window ended too long ago to act on. */
   readonly ingestStale: Counter
-  /** Stream entries set aside as undecodable, by reason. */
+  /** Report stream consumer groups this replica recreated after they went missing, by stream. */
+  readonly ingestGroupRecreated: Counter<'stream'>
+  /** Stream entries set aside as undecodable or refused, by reason. */
   readonly deadLetters: Counter<'reason'>
   /** Active registry entries, by mitigation. */
   readonly hotKeys: Gauge<'mitigation'>
@@ -54,6 +56,12 @@ export function createMetrics(): Metrics {
     ingestStale: new Counter({
       name: 'heatsink_ingest_stale_reports_total',
       help: 'Reports skipped because their window ended longer ago than HEATSINK_MAX_REPORT_AGE_MS',
+      registers,
+    }),
+    ingestGroupRecreated: new Counter({
+      name: 'heatsink_ingest_group_recreated_total',
+      help: 'Report stream consumer groups recreated after they went missing (Redis restarted without persistence, FLUSHALL, the stream deleted or expired)',
+      labelNames: ['stream'],
       registers,
     }),
     deadLetters: new Counter({

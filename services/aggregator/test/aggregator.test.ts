@@ -115,16 +115,20 @@ describe('createAggregator', () => {
     const ready = await send(base, 'GET', '/readyz')
     expect(JSON.parse(ready.body)).toEqual({
       status: 'ready',
-      checks: { redis: 'ok', postgres: 'ok', migrations: 'ok' },
+      checks: { redis: 'ok', postgres: 'ok', migrations: 'ok', ingest: 'ok' },
     })
     const metrics = await send(base, 'GET', '/metrics')
     expect(metrics.body).toContain('heatsink_registry_events_published_total{type="promote"} 1')
     expect(metrics.body).toContain('heatsink_registry_events_published_total{type="demote"} 1')
   })
 
-  it('starts added components after the registry and before HTTP, and stops them in reverse', async () => {
+  it('starts added components after the registry and before HTTP, and stops them together with HTTP', async () => {
     const aggregator = replica()
     const seen: string[] = []
+    let release = () => {}
+    const released = new Promise<void>((resolve) => {
+      release = resolve
+    })
     aggregator.addComponent({
       name: 'ingest',
       start: async () => {
@@ -133,16 +137,23 @@ describe('createAggregator', () => {
       },
       stop: async () => {
         seen.push(`stop: listening=${aggregator.app.server.listening}`)
+        await released
+        seen.push(`stopped: redis=${aggregator.redis.status}`)
       },
     })
     await aggregator.start()
     expect(() =>
       aggregator.addComponent({ name: 'late', start: async () => {}, stop: async () => {} }),
     ).toThrow()
-    await aggregator.stop()
+    const stopped = aggregator.stop()
+    // HTTP closes while the ingest component is still stopping: neither waits for the other to drain.
+    await until('HTTP closed', () => !aggregator.app.server.listening)
+    release()
+    await stopped
     await aggregator.stop()
 
-    expect(seen).toEqual(['start: listening=false', 'stop: listening=false'])
+    // What both use (Redis) is closed only after both stopped.
+    expect(seen).toEqual(['start: listening=false', 'stop: listening=true', 'stopped: redis=ready'])
     expect(aggregator.redis.status).toBe('end')
   })
 

@@ -32,6 +32,9 @@ describe('loadConfig', () => {
       replicaId: `${hostname()}-${process.pid}`,
       policy: { writeShare: 0.3, missShare: 0.1, splitWriteCapacity: 10_000, maxSplitFactor: 64 },
       maxReportAgeMs: 30_000,
+      shutdownTimeoutMs: 10_000,
+      maxClockSkewMs: 5000,
+      ingestStallMs: 3000,
       logLevel: 'info',
     })
   })
@@ -57,6 +60,48 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ HEATSINK_WRITE_SHARE: '1.5' })).toThrow(
       /HEATSINK_WRITE_SHARE: expected a number from 0 to 1/,
     )
+  })
+
+  it('reads the clock skew and the ingest stall bound, and names a bad value of either', () => {
+    expect(
+      loadConfig({ HEATSINK_MAX_CLOCK_SKEW_MS: '250', HEATSINK_INGEST_STALL_MS: '10000' }),
+    ).toMatchObject({
+      maxClockSkewMs: 250,
+      ingestStallMs: 10_000,
+    })
+    // No skew allowed at all is a valid choice, for agents and aggregators on one host's clock.
+    expect(loadConfig({ HEATSINK_MAX_CLOCK_SKEW_MS: '0' }).maxClockSkewMs).toBe(0)
+    expect(problems({ HEATSINK_MAX_CLOCK_SKEW_MS: '-1', HEATSINK_INGEST_STALL_MS: '0' })).toEqual([
+      "HEATSINK_MAX_CLOCK_SKEW_MS: expected a non-negative integer, got '-1'",
+      "HEATSINK_INGEST_STALL_MS: expected a positive integer, got '0'",
+    ])
+    expect(problems({ HEATSINK_MAX_CLOCK_SKEW_MS: '5s', HEATSINK_INGEST_STALL_MS: '1.5' })).toEqual([
+      "HEATSINK_MAX_CLOCK_SKEW_MS: expected a non-negative integer, got '5s'",
+      "HEATSINK_INGEST_STALL_MS: expected a positive integer, got '1.5'",
+    ])
+  })
+
+  it('reads the shutdown deadline and names a bad one', () => {
+    expect(loadConfig({ HEATSINK_SHUTDOWN_TIMEOUT_MS: '3000' }).shutdownTimeoutMs).toBe(3000)
+    expect(problems({ HEATSINK_SHUTDOWN_TIMEOUT_MS: '0' })).toEqual([
+      "HEATSINK_SHUTDOWN_TIMEOUT_MS: expected a positive integer, got '0'",
+    ])
+    expect(problems({ HEATSINK_SHUTDOWN_TIMEOUT_MS: '10s' })).toEqual([
+      "HEATSINK_SHUTDOWN_TIMEOUT_MS: expected a positive integer, got '10s'",
+    ])
+  })
+
+  it('rejects an API token that could never match a Bearer header, without printing it', () => {
+    // Surrounding whitespace (a secret file's final newline) is trimmed, and the token is then one word.
+    expect(loadConfig({ HEATSINK_API_TOKEN: ' s3cret-Token_1.~+/=\n' }).apiToken).toBe('s3cret-Token_1.~+/=')
+    expect(problems({ HEATSINK_API_TOKEN: 'two words' })).toEqual([
+      "HEATSINK_API_TOKEN: expected printable ASCII without spaces (it is sent as one word after 'Bearer '), got a value containing whitespace",
+    ])
+    expect(problems({ HEATSINK_API_TOKEN: 'tab\tinside' })[0]).toMatch(/containing whitespace$/)
+    expect(problems({ HEATSINK_API_TOKEN: 'pässword' })).toEqual([
+      "HEATSINK_API_TOKEN: expected printable ASCII without spaces (it is sent as one word after 'Bearer '), got a value containing a character outside printable ASCII",
+    ])
+    expect(() => loadConfig({ HEATSINK_API_TOKEN: 'two words' })).not.toThrow(/two words/)
   })
 
   it('listens on every interface with a token, and forces loopback without one', () => {

@@ -163,6 +163,12 @@ describe('REST API', () => {
       [{ mitigation: 'split', splitFactor: 0 }, 'body/splitFactor must be a power of two from 1 to 1024'],
       [{ mitigation: 'split', splitFactor: 2.5 }, 'body/splitFactor must be a power of two from 1 to 1024'],
       [{ mitigation: 'split', splitFactor: '8' }, 'body/splitFactor must be a power of two from 1 to 1024'],
+      // Only split takes a factor: it is refused, not stored where nothing applies it.
+      [
+        { mitigation: 'local_cache', splitFactor: 8 },
+        'body/splitFactor must be 1 unless mitigation is split',
+      ],
+      [{ mitigation: 'coalesce', splitFactor: 2 }, 'body/splitFactor must be 1 unless mitigation is split'],
       [
         { mitigation: 'local_cache', ttlSeconds: 0 },
         'body/ttlSeconds must be a positive integer of at most 2147483647',

@@ -186,6 +186,7 @@ describe.each(databaseImplementations)('RegistryService on $name', ({ open }) =>
   it('rejects values the agents would reject, naming the field, and writes nothing', async () => {
     const bad = [
       [{ key: 'k', mitigation: 'split', splitFactor: 3, ...manual }, 'splitFactor'],
+      [{ key: 'k', mitigation: 'local_cache', splitFactor: 8, ...manual }, 'splitFactor'],
       [{ key: 'k', mitigation: 'local_cache', ttlSeconds: 0, ...manual }, 'ttlSeconds'],
       [{ key: 'x'.repeat(1025), mitigation: 'local_cache', ...manual }, 'key'],
       [{ key: 'k', mitigation: 'evict', ...manual }, 'mitigation'],

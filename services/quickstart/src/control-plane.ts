@@ -6,13 +6,15 @@ import {
   IN_MEMORY,
   loadConfig,
 } from '@heatsink/aggregator'
-import { freePort, isPortFree } from '@heatsink/devservices'
+import { startOnPreferredPort } from './preferred-port.js'
 import { QUICKSTART_HOT_RPS } from './scenario.js'
 
 /** The quickstart's two aggregator replicas. */
 export interface ControlPlane {
   replicas: Aggregator[]
   urls: string[]
+  /** One line per replica that could not have its usual port (8080, 8081), naming the address it took. */
+  portNotes: string[]
   /** Where the registry lives, for the header. */
   database: string
   stop(): Promise<void>
@@ -26,9 +28,9 @@ export async function startControlPlane(redisUrl: string, namespace: string): Pr
   const databaseUrl = process.env.DATABASE_URL
   const db: Database | undefined = databaseUrl ? undefined : createPgliteDatabase(IN_MEMORY)
   const replicas: Aggregator[] = []
-  for (let i = 0; i < 2; i++) {
-    const preferred = 8080 + i
-    const port = (await isPortFree(preferred, '127.0.0.1')) ? preferred : await freePort()
+  const portNotes: string[] = []
+  // A start that fails has already stopped what it opened, so falling back only needs a new replica.
+  const startReplica = async (i: number, port: number) => {
     const config = loadConfig({
       REDIS_URL: redisUrl,
       DATABASE_URL: databaseUrl ?? '',
@@ -40,12 +42,21 @@ export async function startControlPlane(redisUrl: string, namespace: string): Pr
       PORT: String(port),
     })
     const replica = createAggregator(config, db === undefined ? {} : { db })
-    replicas.push(replica)
     await replica.start()
+    return replica
+  }
+  for (let i = 0; i < 2; i++) {
+    const preferred = 8080 + i
+    const { value: replica, fellBack } = await startOnPreferredPort(preferred, (port) =>
+      startReplica(i, port),
+    )
+    replicas.push(replica)
+    if (fellBack) portNotes.push(`port ${preferred} is taken; replica ${i + 1} listens on ${replica.url()}`)
   }
   return {
     replicas,
     urls: replicas.map((replica) => replica.url() ?? ''),
+    portNotes,
     database: databaseUrl ? 'Postgres at DATABASE_URL' : 'embedded PGlite (in memory)',
     stop: async () => {
       for (const replica of replicas) await replica.stop()

@@ -5,6 +5,7 @@ import { createNames, decodeRegistryEvent } from '@heatsink/protocol'
 import { Redis } from 'ioredis'
 import { type ControlPlane, startControlPlane } from './control-plane.js'
 import { renderView, type ViewEvent, type ViewState } from './dashboard.js'
+import { markRunning, otherRunsLive, removeAbandonedRuns, removeKeys, runNamespace } from './run-namespace.js'
 import { backgroundKey, QUICKSTART_HOT_RPS, SCENARIO } from './scenario.js'
 
 // The README's first command: a small live Heatsink cluster (two aggregator replicas, three agent processes
@@ -12,7 +13,7 @@ import { backgroundKey, QUICKSTART_HOT_RPS, SCENARIO } from './scenario.js'
 // --seconds=N, and stops everything it started.
 
 const AGENTS = 3
-const NAMESPACE = 'heatsink-quickstart'
+const namespace = runNamespace(process.env)
 const seconds = Number(process.argv.find((a) => a.startsWith('--seconds='))?.split('=')[1] ?? Number.NaN)
 const interactive = process.stdout.isTTY === true
 
@@ -25,15 +26,19 @@ try {
   process.exit(1)
 }
 const redis = new Redis(redisService.url)
-await removeDemoKeys(redis)
+// Marked first, so that a run starting meanwhile never takes this one's keys for an abandoned run's.
+const running = await markRunning(redis, namespace)
+await removeAbandonedRuns(redis)
+// The demo keys are shared by every run on this Redis: left by an interrupted run, they go only if none is live.
+if (!(await otherRunsLive(redis, namespace))) await removeKeys(redis, 'demo:*')
 await seed(redis)
 
-const control: ControlPlane = await startControlPlane(redisService.url, NAMESPACE)
+const control: ControlPlane = await startControlPlane(redisService.url, namespace)
 const events: ViewEvent[] = []
 const detectedAt = new Map<string, number>()
 const redisBefore = new Map<string, number>()
 const subscriber = new Redis(redisService.url)
-await subscriber.subscribe(createNames(NAMESPACE).registryChannel)
+await subscriber.subscribe(createNames(namespace).registryChannel)
 subscriber.on('message', (_channel, message) => {
   const event = decodeRegistryEvent(message)
   const now = Date.now()
@@ -65,7 +70,7 @@ for (let index = 0; index < AGENTS; index++) {
     env: {
       ...process.env,
       REDIS_URL: redisService.url,
-      HEATSINK_NAMESPACE: NAMESPACE,
+      HEATSINK_NAMESPACE: namespace,
       AGENT_INDEX: String(index),
       SCENARIO_START: String(startedAt),
     },
@@ -80,7 +85,8 @@ for (let index = 0; index < AGENTS; index++) {
 const header = [
   'Heatsink quickstart: 2 aggregator replicas, 3 agent processes, live traffic. Ctrl-C stops everything.',
   `API docs: ${control.urls[0]}/docs   (replica 2: ${control.urls[1]})   registry: ${control.database}`,
-  `Redis: ${redisService.url}${redisService.started ? ' (private, started for this run)' : ''}   hot at ${QUICKSTART_HOT_RPS.toLocaleString('en')} req/s cluster-wide`,
+  ...control.portNotes,
+  `Redis: ${redisService.url}${redisService.started ? ' (private, started for this run)' : ''}   namespace ${namespace}   hot at ${QUICKSTART_HOT_RPS.toLocaleString('en')} req/s cluster-wide`,
   `Traffic: ${(SCENARIO.backgroundRps * AGENTS).toLocaleString('en')} req/s Zipf background over ${SCENARIO.backgroundKeys.toLocaleString('en')} keys; ${SCENARIO.viral.key} goes viral at +${SCENARIO.viral.startSeconds}s (${(SCENARIO.viral.rpsPerAgent * AGENTS).toLocaleString('en')} req/s);`,
   `  its like counter ${SCENARIO.counter.key} turns write-hot at +${SCENARIO.counter.startSeconds}s (${(SCENARIO.counter.rpsPerAgent * AGENTS).toLocaleString('en')} INCR/s); ${SCENARIO.expiring.key}, loaded from a ${SCENARIO.expiring.loadMs} ms "database" with a ${SCENARIO.expiring.ttlSeconds} s TTL, is read at ${(SCENARIO.expiring.rpsPerAgent * AGENTS).toLocaleString('en')} req/s from +${SCENARIO.expiring.startSeconds}s`,
 ]
@@ -140,7 +146,9 @@ async function stop(): Promise<void> {
   )
   await subscriber.quit()
   await control.stop()
-  await removeDemoKeys(redis)
+  await removeKeys(redis, `${namespace}:*`)
+  if (!(await otherRunsLive(redis, namespace))) await removeKeys(redis, 'demo:*')
+  await running.stop()
   await redis.quit()
   await redisService.stop()
   const detected = detectedAt.has(SCENARIO.viral.key)
@@ -160,16 +168,4 @@ async function seed(client: Redis): Promise<void> {
   for (let i = 0; i < SCENARIO.backgroundKeys; i++) pipeline.set(backgroundKey(i), `product ${i}`, 'EX', 3600)
   pipeline.set(SCENARIO.viral.key, JSON.stringify({ id: 42, text: 'a post everyone reads' }), 'EX', 3600)
   await pipeline.exec()
-}
-
-// The quickstart's namespace and demo keys, from this run or an interrupted earlier one.
-async function removeDemoKeys(client: Redis): Promise<void> {
-  for (const pattern of [`${NAMESPACE}:*`, 'demo:*']) {
-    let cursor = '0'
-    do {
-      const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000)
-      if (keys.length > 0) await client.unlink(...keys)
-      cursor = next
-    } while (cursor !== '0')
-  }
 }

@@ -1,6 +1,7 @@
 import type { HeatsinkNames } from '@heatsink/protocol'
 import type { Cluster, Redis } from 'ioredis'
 import type { Logger } from 'pino'
+import { reportAdmission } from '../ingest/report-admission.js'
 import { type ConsumerMetrics, ReportConsumer } from '../ingest/report-consumer.js'
 import { ReportIngest, type ReportIngestOptions } from '../ingest/report-ingest.js'
 import { WindowCounters } from '../ingest/window-counters.js'
@@ -21,6 +22,10 @@ export interface DetectionSettings {
   policy: MitigationPolicyOptions
   /** Reports about windows that ended longer ago than this are skipped. */
   maxReportAgeMs: number
+  /** Reports about windows starting further ahead of `now` than this are refused (dead-lettered). */
+  maxClockSkewMs: number
+  /** A report stream read loop failing for longer than this makes checkIngest() throw. */
+  ingestStallMs: number
 }
 
 export interface DetectionEngineOptions {
@@ -91,6 +96,8 @@ export class DetectionEngine {
       names,
       consumer: replicaId,
       process: ingest.process,
+      admit: reportAdmission({ windowMs: settings.windowMs, maxClockSkewMs: settings.maxClockSkewMs, now }),
+      stallMs: settings.ingestStallMs,
       metrics,
       log,
     })
@@ -114,6 +121,12 @@ export class DetectionEngine {
     await this.#consumer.start()
     this.#every(this.#options.settings.windowMs, () => this.#sweeper.sweep())
     this.#every(1000, () => this.detector.retryPending())
+  }
+
+  /** For /readyz: throws, naming the streams, when a report stream's read loop is not making progress. */
+  checkIngest(): void {
+    const stalls = this.#consumer.stalls()
+    if (stalls.length > 0) throw new Error(stalls.join('; '))
   }
 
   /** Stops the loops, finishes the batch in hand, and stops reading. */

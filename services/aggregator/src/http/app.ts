@@ -18,6 +18,7 @@ import type { Registry } from 'prom-client'
 import { InvalidRegistryInputError, RegistryUnavailableError } from '../errors.js'
 import type { RegistryService } from '../registry/registry-service.js'
 import type { TrafficReader } from '../traffic-reader.js'
+import { drainOnClose } from './connection-drain.js'
 import { hotkeyRoutes } from './hotkey-routes.js'
 import { opsRoutes, type ReadinessProbe } from './ops-routes.js'
 import { replyError } from './reply-error.js'
@@ -33,6 +34,11 @@ export interface ApiOptions {
   /** When set, POST and DELETE need `Authorization: Bearer <token>`. */
   readonly apiToken: string | null
   readonly log?: Logger
+  /**
+   * How long close() lets requests in progress finish before it closes their connections; idle connections are
+   * closed at once. Default 5000 ms.
+   */
+  readonly closeTimeoutMs?: number
 }
 
 // A key may be 1024 bytes of UTF-8, up to 3 characters each once percent-encoded; a longer parameter must reach
@@ -63,6 +69,8 @@ export function buildApi(options: ApiOptions): ApiServer {
           .join('; '),
       ),
   }).withTypeProvider<ZodTypeProvider>()
+  // Fastify's own forceCloseConnections ('idle', its default) leaves connections that have not asked anything yet.
+  drainOnClose(app, options.closeTimeoutMs ?? 5000)
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
   app.setErrorHandler((error: FastifyError, request, reply) => {

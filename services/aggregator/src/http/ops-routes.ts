@@ -33,7 +33,7 @@ export const opsRoutes: FastifyPluginAsyncZod<OpsRoutesOptions> = async (app, op
     {
       schema: {
         tags,
-        summary: 'Redis and Postgres answer and the migrations are applied',
+        summary: 'Redis and Postgres answer, the migrations are applied, and report ingest makes progress',
         response: { 200: Readiness, 503: Readiness },
       },
     },

@@ -13,6 +13,7 @@ const required = (message: string) => (issue: { input: unknown }) =>
 const splitFactorMessage = `must be a power of two from 1 to ${MAX_SPLIT_FACTOR}`
 const ttlMessage = `must be a positive integer of at most ${MAX_TTL_SECONDS}`
 const mitigationMessage = `must be one of ${Mitigation.options.join(', ')}`
+const splitOnlyMessage = 'must be 1 unless mitigation is split'
 
 /** The raw Redis key, percent-encoded in the path. */
 export const KeyParams = z.object({
@@ -26,34 +27,41 @@ export const KeyParams = z.object({
 })
 
 /** Body of POST /hotkeys/{key}/promote. */
-export const PromoteBody = z.strictObject(
-  {
-    mitigation: z
-      .enum(Mitigation.options, { error: required(mitigationMessage) })
-      .describe(
-        'local_cache: agents cache the value in-process; split: spread over copies; coalesce: one load at a time',
-      ),
-    splitFactor: z
-      .int({ error: splitFactorMessage })
-      .min(1, splitFactorMessage)
-      .max(MAX_SPLIT_FACTOR, splitFactorMessage)
-      .refine((n) => (n & (n - 1)) === 0, splitFactorMessage)
-      .optional()
-      .describe('Copies a split key is spread over; default 1'),
-    ttlSeconds: z
-      .int({ error: ttlMessage })
-      .min(1, ttlMessage)
-      .max(MAX_TTL_SECONDS, ttlMessage)
-      .optional()
-      .describe('How long the promotion lasts; absent: until demoted. Sending it again renews it.'),
-  },
-  {
-    error: (issue) =>
-      issue.code === 'unrecognized_keys'
-        ? `has unknown field(s) ${issue.keys.join(', ')}`
-        : 'must be a JSON object with a mitigation',
-  },
-)
+export const PromoteBody = z
+  .strictObject(
+    {
+      mitigation: z
+        .enum(Mitigation.options, { error: required(mitigationMessage) })
+        .describe(
+          'local_cache: agents cache the value in-process; split: spread over copies; coalesce: one load at a time',
+        ),
+      splitFactor: z
+        .int({ error: splitFactorMessage })
+        .min(1, splitFactorMessage)
+        .max(MAX_SPLIT_FACTOR, splitFactorMessage)
+        .refine((n) => (n & (n - 1)) === 0, splitFactorMessage)
+        .optional()
+        .describe('Copies a split key is spread over; default 1'),
+      ttlSeconds: z
+        .int({ error: ttlMessage })
+        .min(1, ttlMessage)
+        .max(MAX_TTL_SECONDS, ttlMessage)
+        .optional()
+        .describe('How long the promotion lasts; absent: until demoted. Sending it again renews it.'),
+    },
+    {
+      error: (issue) =>
+        issue.code === 'unrecognized_keys'
+          ? `has unknown field(s) ${issue.keys.join(', ')}`
+          : 'must be a JSON object with a mitigation',
+    },
+  )
+  .superRefine((body, ctx) => {
+    // Only a split key has copies; storing a factor for another mitigation would show settings nothing applies.
+    if (body.mitigation !== 'split' && body.splitFactor !== undefined && body.splitFactor !== 1) {
+      ctx.addIssue({ code: 'custom', path: ['splitFactor'], message: splitOnlyMessage })
+    }
+  })
 
 /** One registry entry as the API shows it. */
 export const HotKey = z.object({

@@ -35,10 +35,18 @@ export function checkPromote(input: PromoteInput): CheckedPromote {
   if (input.source !== 'auto' && input.source !== 'manual') {
     throw new InvalidRegistryInputError('source', `must be 'auto' or 'manual', got ${String(input.source)}`)
   }
+  const mitigation = parse('mitigation', Mitigation, input.mitigation)
+  const splitFactor = parse('splitFactor', SplitFactor, input.splitFactor ?? 1)
+  if (mitigation !== 'split' && splitFactor !== 1) {
+    throw new InvalidRegistryInputError(
+      'splitFactor',
+      `must be 1 unless mitigation is split, got ${splitFactor}`,
+    )
+  }
   return {
     key: checkKey(input.key),
-    mitigation: parse('mitigation', Mitigation, input.mitigation),
-    splitFactor: parse('splitFactor', SplitFactor, input.splitFactor ?? 1),
+    mitigation,
+    splitFactor,
     ttlSeconds,
     source: input.source,
     actor: input.actor,

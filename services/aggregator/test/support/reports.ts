@@ -55,6 +55,12 @@ export function testMetrics() {
     registry,
     claimed: new Counter({ name: 'claimed', help: 'h', registers: [registry] }),
     deadLettered: new Counter({ name: 'dead', help: 'h', labelNames: ['reason'], registers: [registry] }),
+    groupRecreated: new Counter({
+      name: 'recreated',
+      help: 'h',
+      labelNames: ['stream'],
+      registers: [registry],
+    }),
     reports: new Counter({ name: 'reports', help: 'h', registers: [registry] }),
     entries: new Counter({ name: 'entries', help: 'h', registers: [registry] }),
     stale: new Counter({ name: 'stale', help: 'h', registers: [registry] }),
