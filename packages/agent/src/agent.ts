@@ -157,6 +157,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
         log.info({ key: hot.key, before, after }, 'registry change')
       },
       canCheck: () => this.#channels.state.up,
+      registryKey: options.registryKey,
       counters: this.#counters,
       log,
     })

@@ -1,5 +1,11 @@
 import { hostname } from 'node:os'
-import { AgentId, createNames, DEFAULT_NAMESPACE, type HeatsinkNames } from '@heatsink/protocol'
+import {
+  AgentId,
+  createNames,
+  DEFAULT_NAMESPACE,
+  type HeatsinkNames,
+  registryKeyProblem,
+} from '@heatsink/protocol'
 import {
   type Clock,
   DEFAULT_REPORT_FLOOR,
@@ -80,6 +86,12 @@ export interface AgentOptions<C extends Redis | Cluster = Redis | Cluster> {
   /** Uniform in [0, 1): TTL jitter, XFetch draws and lease-poll jitter of getOrLoad; default Math.random. */
   random?: () => number
   stampede?: StampedeOptions
+  /**
+   * The key the aggregators sign registry events and snapshots with (their HEATSINK_REGISTRY_KEY): when set,
+   * only messages with a valid MAC are applied, and the rest are counted in badMessages and forgedMessages.
+   * At least 32 printable ASCII characters. Default: none, every well-formed message is applied.
+   */
+  registryKey?: string
 }
 
 /** Options after defaults and validation. */
@@ -100,6 +112,8 @@ export interface ResolvedOptions {
   readonly codec: Codec
   readonly random: () => number
   readonly stampede: Required<StampedeOptions>
+  /** null: registry messages are not authenticated. */
+  readonly registryKey: string | null
 }
 
 export const L1_MIN_ENTRIES = 512
@@ -143,6 +157,9 @@ export function resolveOptions(options: AgentOptions): ResolvedOptions {
   if (!(ttlFraction > 0 && ttlFraction <= 1)) {
     throw new InvalidAgentOptionError('l1.ttlFraction', `must be above 0 and at most 1, got ${ttlFraction}`)
   }
+  const registryKey = options.registryKey ?? null
+  const keyProblem = registryKey === null ? undefined : registryKeyProblem(registryKey)
+  if (keyProblem !== undefined) throw new InvalidAgentOptionError('registryKey', keyProblem)
   return {
     names,
     agentId,
@@ -169,6 +186,7 @@ export function resolveOptions(options: AgentOptions): ResolvedOptions {
       pollMs: integer('stampede.pollMs', stampede.pollMs ?? 50, 1),
       maxWaitMs: integer('stampede.maxWaitMs', stampede.maxWaitMs ?? 5000, 1),
     },
+    registryKey,
   }
 }
 

@@ -4,6 +4,7 @@ import {
   type RegistryEvent,
   safeDecodeRegistryEvent,
   safeDecodeSnapshot,
+  verifyRegistryMessage,
 } from '@heatsink/protocol'
 import type { Clock } from '@heatsink/sketch'
 import type { AgentLogger } from './options.js'
@@ -52,6 +53,8 @@ export interface RegistryViewOptions {
   onChange(hot: HotKey, before: Mitigation | undefined, after: Mitigation | undefined): void
   /** Whether the periodic check may run now: only while subscribed, since a load must follow the subscription. */
   canCheck(): boolean
+  /** When set, events and snapshots apply only with a valid MAC under this key (see registry-mac.ts). */
+  registryKey?: string | null
   counters: AgentCounters
   log: AgentLogger
 }
@@ -112,6 +115,13 @@ export class RegistryView {
     if (!decoded.ok) {
       this.#options.counters.badMessages++
       this.#options.log.warn({ error: decoded.error.message }, 'registry message set aside')
+      return
+    }
+    if (!this.#authentic(text)) {
+      this.#options.log.warn(
+        { version: decoded.value.version },
+        'registry message without a valid mac set aside',
+      )
       return
     }
     const event = decoded.value
@@ -200,7 +210,13 @@ export class RegistryView {
       this.#replace([], 0)
     } else {
       const decoded = safeDecodeSnapshot(text)
-      if (decoded.ok) {
+      if (decoded.ok && !this.#authentic(text)) {
+        // Kept as it is: a forged snapshot must not replace a genuine view. The periodic check retries.
+        this.#options.log.warn(
+          { version: decoded.value.version },
+          'registry snapshot without a valid mac set aside',
+        )
+      } else if (decoded.ok) {
         this.#replace(decoded.value.entries, decoded.value.version)
       } else {
         this.#options.counters.badMessages++
@@ -211,6 +227,16 @@ export class RegistryView {
     this.#loaded = true
     this.#drain()
     return true
+  }
+
+  // With a key, a message whose MAC fails is forged (or from a misconfigured aggregator), never applied: applying
+  // a forged event with the next version would make the view drop the real one as a duplicate.
+  #authentic(text: string): boolean {
+    const key = this.#options.registryKey
+    if (key === undefined || key === null || verifyRegistryMessage(text, key)) return true
+    this.#options.counters.badMessages++
+    this.#options.counters.forgedMessages++
+    return false
   }
 
   // Applies buffered events in version order; a hole before the next one asks for another load.

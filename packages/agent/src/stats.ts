@@ -35,6 +35,11 @@ export interface AgentStats {
   registryVersion: number
   registryReloads: number
   badMessages: number
+  /**
+   * Of those, registry events and snapshots refused because registryKey is set and their MAC is missing or
+   * wrong: someone other than the control plane is publishing on the registry channel or writing its hash.
+   */
+  forgedMessages: number
   /** True while every invalidation channel is live, which is when L1 may be filled and used. */
   invalidationChannelUp: boolean
   /** Registered keys by mitigation, as this agent sees the registry. */
@@ -75,6 +80,7 @@ export class AgentCounters {
   partialReports = 0
   registryReloads = 0
   badMessages = 0
+  forgedMessages = 0
   loadCalls = 0
   coalescedReadsSent = 0
   coalescedReadsJoined = 0
@@ -111,6 +117,7 @@ export function statsSnapshot(counters: AgentCounters, sources: StatsSources): A
     registryVersion: sources.registryVersion,
     registryReloads: c.registryReloads,
     badMessages: c.badMessages,
+    forgedMessages: c.forgedMessages,
     invalidationChannelUp: sources.invalidationChannelUp,
     hotKeys,
     stampede: { calls: c.loadCalls, ...sources.loads },

@@ -7,6 +7,7 @@ import {
   type RegistryEntry,
   type RegistryEventInput,
   safeDecodeSnapshot,
+  signRegistryMessage,
   WIRE_VERSION,
 } from '@heatsink/protocol'
 import type { Cluster, Redis } from 'ioredis'
@@ -16,6 +17,19 @@ import type { Cluster, Redis } from 'ioredis'
  * (`@heatsink/agent/testing`): it writes the registry snapshot hash and publishes registry events exactly as
  * the contract in docs/architecture.md says, without Postgres or an aggregator.
  */
+
+/**
+ * Where to publish, for callers that sign like the control plane: the names, and the registry key (the
+ * aggregators' HEATSINK_REGISTRY_KEY) every event and the snapshot are signed with. Plain names publish unsigned.
+ */
+export interface RegistryTarget {
+  names: HeatsinkNames
+  registryKey?: string
+}
+
+function target(to: HeatsinkNames | RegistryTarget): RegistryTarget {
+  return 'registryChannel' in to ? { names: to } : to
+}
 
 /** A key to register and how, as publishRegistry takes it. */
 export interface TestEntry {
@@ -40,10 +54,10 @@ return 1
 /** Registers (promote, or update when present) each entry as the aggregator would; returns the new version. */
 export async function publishRegistry(
   redis: Redis | Cluster,
-  names: HeatsinkNames,
+  to: HeatsinkNames | RegistryTarget,
   ...entries: TestEntry[]
 ): Promise<number> {
-  const { version, byKey } = await readRegistry(redis, names)
+  const { version, byKey } = await readRegistry(redis, target(to).names)
   const events: RegistryEventInput[] = []
   let next = version
   for (const { key, mitigation = 'local_cache', splitFactor = 1 } of entries) {
@@ -59,17 +73,17 @@ export async function publishRegistry(
     })
     byKey.set(key, entry)
   }
-  await write(redis, names, next, [...byKey.values()], events)
+  await write(redis, target(to), next, [...byKey.values()], events)
   return next
 }
 
 /** Removes keys from the registry as the aggregator would; returns the new version. */
 export async function demoteRegistry(
   redis: Redis | Cluster,
-  names: HeatsinkNames,
+  to: HeatsinkNames | RegistryTarget,
   ...keys: string[]
 ): Promise<number> {
-  const { version, byKey } = await readRegistry(redis, names)
+  const { version, byKey } = await readRegistry(redis, target(to).names)
   const events: RegistryEventInput[] = []
   let next = version
   for (const key of keys) {
@@ -86,21 +100,21 @@ export async function demoteRegistry(
     })
     byKey.delete(key)
   }
-  await write(redis, names, next, [...byKey.values()], events)
+  await write(redis, target(to), next, [...byKey.values()], events)
   return next
 }
 
 /** Changes the snapshot hash without publishing: as if every event of the change had been lost. */
 export async function registerSilently(
   redis: Redis | Cluster,
-  names: HeatsinkNames,
+  to: HeatsinkNames | RegistryTarget,
   ...entries: TestEntry[]
 ) {
-  const { version, byKey } = await readRegistry(redis, names)
+  const { version, byKey } = await readRegistry(redis, target(to).names)
   let next = version
   for (const { key, mitigation = 'local_cache' } of entries)
     byKey.set(key, registryEntry(key, mitigation, ++next))
-  await write(redis, names, next, [...byKey.values()], [])
+  await write(redis, target(to), next, [...byKey.values()], [])
   return next
 }
 
@@ -138,12 +152,15 @@ async function readRegistry(redis: Redis | Cluster, names: HeatsinkNames) {
 
 async function write(
   redis: Redis | Cluster,
-  names: HeatsinkNames,
+  { names, registryKey }: RegistryTarget,
   version: number,
   entries: RegistryEntry[],
   events: RegistryEventInput[],
 ): Promise<void> {
-  const snapshot = encodeSnapshot({ v: WIRE_VERSION, kind: 'snapshot', version, at: Date.now(), entries })
+  const sign = (text: string) => (registryKey === undefined ? text : signRegistryMessage(text, registryKey))
+  const snapshot = sign(
+    encodeSnapshot({ v: WIRE_VERSION, kind: 'snapshot', version, at: Date.now(), entries }),
+  )
   await redis.eval(
     PUBLISH_SCRIPT,
     1,
@@ -151,6 +168,6 @@ async function write(
     String(version),
     snapshot,
     names.registryChannel,
-    ...events.map(encodeRegistryEvent),
+    ...events.map((event) => sign(encodeRegistryEvent(event))),
   )
 }

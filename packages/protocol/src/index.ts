@@ -43,6 +43,13 @@ export {
   UpdateEvent,
 } from './registry.js'
 export {
+  canonicalJson,
+  MIN_REGISTRY_KEY_LENGTH,
+  registryKeyProblem,
+  signRegistryMessage,
+  verifyRegistryMessage,
+} from './registry-mac.js'
+export {
   CandidateEntry,
   HotKeyStats,
   MAX_CANDIDATES,

@@ -34,6 +34,8 @@ const eventFields = {
   kind: z.literal('registry'),
   version: PositiveInt,
   at: EpochMs,
+  /** HMAC of the rest of the event when the control plane signs (registry-mac.ts); absent when it does not. */
+  mac: z.string().optional(),
 }
 
 /** A key became hot. */

@@ -11,6 +11,8 @@ export const RegistrySnapshot = z.object({
   version: Count,
   at: EpochMs,
   entries: z.array(RegistryEntry),
+  /** HMAC of the rest of the snapshot when the control plane signs (registry-mac.ts); absent when it does not. */
+  mac: z.string().optional(),
 })
 export type RegistrySnapshot = z.infer<typeof RegistrySnapshot>
 export type RegistrySnapshotInput = z.input<typeof RegistrySnapshot>

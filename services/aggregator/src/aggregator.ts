@@ -95,6 +95,7 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
     log,
     metrics,
     intervalMs: options.publishIntervalMs ?? 1000,
+    registryKey: config.registryKey,
   })
   const registry = new RegistryService(db, { clock, log, metrics, afterCommit: () => publisher.flush() })
   const expiry = new Ticker(
@@ -143,6 +144,7 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
       entries: metrics.ingestEntries,
       stale: metrics.ingestStale,
       reportLag: metrics.reportLag,
+      promotionsAbandoned: metrics.promotionsAbandoned,
     },
   })
   const traffic: TrafficReader = options.trafficReader ?? detection.traffic
@@ -191,6 +193,11 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
         log.warn(
           { host: config.host, ignoredHost: config.ignoredHost },
           'HEATSINK_API_TOKEN is not set: write endpoints are unauthenticated, so the API listens on loopback only',
+        )
+      }
+      if (config.registryKey === null) {
+        log.warn(
+          'HEATSINK_REGISTRY_KEY is not set: registry events are published unsigned, so agents cannot tell them from forged ones',
         )
       }
       url = await app.listen({ port: config.port, host: config.host })

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os'
 import { resolve } from 'node:path'
-import { createNames, DEFAULT_NAMESPACE } from '@heatsink/protocol'
+import { createNames, DEFAULT_NAMESPACE, registryKeyProblem } from '@heatsink/protocol'
 import { z } from 'zod'
 import { DEFAULT_MITIGATION_POLICY } from './detection/mitigation-policy.js'
 import { ConfigError } from './errors.js'
@@ -51,6 +51,12 @@ const apiToken = text.superRefine((raw, ctx) => {
   })
 })
 
+// The key agents check registry messages with; the message never echoes it.
+const registryKey = text.superRefine((raw, ctx) => {
+  const problem = raw === undefined ? undefined : registryKeyProblem(raw)
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem })
+})
+
 function isNamespace(raw: string): boolean {
   try {
     createNames(raw)
@@ -68,6 +74,7 @@ const Environment = z.object({
   HEATSINK_DATA_DIR: text,
   HEATSINK_NAMESPACE: matching("1 to 64 characters of A-Z, a-z, 0-9, '_', '.', ':' or '-'", isNamespace),
   HEATSINK_API_TOKEN: apiToken,
+  HEATSINK_REGISTRY_KEY: registryKey,
   HEATSINK_HOT_RPS: positiveNumber,
   HEATSINK_COOL_RPS: positiveNumber,
   HEATSINK_COOL_SECONDS: positiveNumber,
@@ -120,6 +127,8 @@ function configSchema(cwd: string) {
       dataDir: resolve(cwd, env.HEATSINK_DATA_DIR ?? '.heatsink/pglite'),
       namespace: env.HEATSINK_NAMESPACE ?? DEFAULT_NAMESPACE,
       apiToken,
+      /** Signs every registry event and snapshot published (HMAC-SHA-256); null: published unsigned. */
+      registryKey: env.HEATSINK_REGISTRY_KEY ?? null,
       hotRps,
       coolRps: env.HEATSINK_COOL_RPS ?? hotRps / 2,
       coolSeconds: env.HEATSINK_COOL_SECONDS ?? 30,

@@ -24,6 +24,8 @@ export interface Metrics {
   readonly registryEventsPublished: Counter<'type'>
   /** Registry writes that failed (Postgres down, or a rejected statement). */
   readonly registryWriteFailures: Counter
+  /** Automatic promotions the detector gave up on (see Detector): each is a hot key left unmitigated. */
+  readonly promotionsAbandoned: Counter
   /** From a report's window end to its ingestion. */
   readonly reportLag: Histogram
 }
@@ -91,6 +93,11 @@ export function createMetrics(): Metrics {
     registryWriteFailures: new Counter({
       name: 'heatsink_registry_write_failures_total',
       help: 'Registry writes that failed',
+      registers,
+    }),
+    promotionsAbandoned: new Counter({
+      name: 'heatsink_promotions_abandoned_total',
+      help: 'Automatic promotions given up after repeated failures that were not a Postgres outage',
       registers,
     }),
     reportLag: new Histogram({

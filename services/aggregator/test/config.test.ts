@@ -24,6 +24,7 @@ describe('loadConfig', () => {
       dataDir: '/srv/app/.heatsink/pglite',
       namespace: 'heatsink',
       apiToken: null,
+      registryKey: null,
       hotRps: 1000,
       coolRps: 500,
       coolSeconds: 30,
@@ -102,6 +103,19 @@ describe('loadConfig', () => {
       "HEATSINK_API_TOKEN: expected printable ASCII without spaces (it is sent as one word after 'Bearer '), got a value containing a character outside printable ASCII",
     ])
     expect(() => loadConfig({ HEATSINK_API_TOKEN: 'two words' })).not.toThrow(/two words/)
+  })
+
+  it('reads a registry key of at least 32 printable ASCII characters, without printing a bad one', () => {
+    const key = 'registry-key-0123456789abcdefghij'
+    expect(loadConfig({ HEATSINK_REGISTRY_KEY: `${key}\n` }).registryKey).toBe(key)
+    expect(loadConfig({ HEATSINK_REGISTRY_KEY: '' }).registryKey).toBeNull()
+    expect(problems({ HEATSINK_REGISTRY_KEY: 'too-short' })).toEqual([
+      'HEATSINK_REGISTRY_KEY: expected at least 32 characters, got 9',
+    ])
+    expect(problems({ HEATSINK_REGISTRY_KEY: `${key} more` })).toEqual([
+      'HEATSINK_REGISTRY_KEY: expected printable ASCII without spaces',
+    ])
+    expect(() => loadConfig({ HEATSINK_REGISTRY_KEY: 'too-short' })).not.toThrow(/too-short'/)
   })
 
   it('listens on every interface with a token, and forces loopback without one', () => {

@@ -1,4 +1,4 @@
-import { createNames, decodeRegistryEvent, decodeSnapshot } from '@heatsink/protocol'
+import { createNames, decodeRegistryEvent, decodeSnapshot, verifyRegistryMessage } from '@heatsink/protocol'
 import { useTestRedis } from '@heatsink/test'
 import type { Redis } from 'ioredis'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -162,5 +162,25 @@ describe('RegistryPublisher', () => {
     expect(text).toContain('heatsink_hot_keys{mitigation="local_cache"} 1')
     // The other replica found nothing left to publish, so it observed nothing.
     expect(await secondMetrics.registry.metrics()).toContain('heatsink_detection_latency_seconds_count 0')
+  })
+
+  it('with a registry key, signs every event and the snapshot; the outbox keeps them unsigned', async () => {
+    const key = 'registry-key-0123456789abcdefghij'
+    const signing = new RegistryPublisher(postgres.db, { redis, names, clock, registryKey: key })
+    await hot('a')
+    await registry.demote('a', { actor: 'o', reason: 'x' })
+    await signing.flush()
+    await until('both signed events', () => published.length === 2)
+    expect(published.every((text) => verifyRegistryMessage(text, key))).toBe(true)
+    expect(publishedVersions()).toEqual([1, 2])
+    const snapshot = await redis.hget(names.registrySnapshotKey, 'snapshot')
+    expect(verifyRegistryMessage(snapshot ?? '', key)).toBe(true)
+    expect(verifyRegistryMessage(snapshot ?? '', `${key}x`)).toBe(false)
+    // Unsigned publishing (no key) is as before.
+    expect(published.some((text) => 'mac' in JSON.parse(text))).toBe(true)
+    await hot('b')
+    await publisher.flush()
+    await until('the unsigned event', () => published.length === 3)
+    expect(JSON.parse(published[2] ?? '{}').mac).toBeUndefined()
   })
 })

@@ -19,7 +19,8 @@ interface EventRow {
 
 async function events(db: Database): Promise<EventRow[]> {
   const { rows } = await db.query<EventRow>(
-    'SELECT version, type, raw_key, actor, reason, requests_per_second, payload FROM hot_key_events ORDER BY version',
+    // payload is text since 0002_raw_key_bytes; parsed here so the assertions compare objects.
+    'SELECT version, type, raw_key, actor, reason, requests_per_second, payload::jsonb AS payload FROM hot_key_events ORDER BY version',
   )
   return rows
 }

@@ -5,6 +5,7 @@ import { reportAdmission } from '../ingest/report-admission.js'
 import { type ConsumerMetrics, ReportConsumer } from '../ingest/report-consumer.js'
 import { ReportIngest, type ReportIngestOptions } from '../ingest/report-ingest.js'
 import { WindowCounters } from '../ingest/window-counters.js'
+import type { Metrics } from '../metrics.js'
 import { KeyStatsStore } from '../traffic/key-stats-store.js'
 import { RedisTrafficReader } from '../traffic/redis-traffic-reader.js'
 import { CooldownSweeper } from './cooldown-sweeper.js'
@@ -36,7 +37,7 @@ export interface DetectionEngineOptions {
   replicaId: string
   now: () => number
   log: Logger
-  metrics: ConsumerMetrics & ReportIngestOptions['metrics']
+  metrics: ConsumerMetrics & ReportIngestOptions['metrics'] & Pick<Metrics, 'promotionsAbandoned'>
 }
 
 /**
@@ -81,6 +82,7 @@ export class DetectionEngine {
       hotRps: settings.hotRps,
       replicaId,
       log,
+      abandoned: metrics.promotionsAbandoned,
     })
     const ingest = new ReportIngest({
       counters: this.counters,

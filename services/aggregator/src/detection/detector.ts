@@ -1,4 +1,5 @@
 import type { Logger } from 'pino'
+import type { Counter } from 'prom-client'
 import type { Crossing } from '../ingest/window-counters.js'
 import { chooseMitigation, type MitigationPolicyOptions } from './mitigation-policy.js'
 import { isRegistryUnavailable, type PromotionRequest, type RegistryPort } from './registry-port.js'
@@ -12,23 +13,40 @@ export interface DetectorOptions {
   /** Recorded as the actor of automatic promotions. */
   replicaId: string
   log: Logger
+  /** Counts promotions given up after MAX_PROMOTION_ATTEMPTS failures that were not an outage. */
+  abandoned?: Counter
+}
+
+/**
+ * Attempts at a promotion that fails for a reason other than an outage (a constraint or encoding error, a bug)
+ * before it is given up. Such a failure may not pass by itself, so retrying forever would only repeat it; a few
+ * retries ride out a transient one (a serialization failure, a deadlock).
+ */
+export const MAX_PROMOTION_ATTEMPTS = 3
+
+interface PendingPromotion {
+  request: PromotionRequest
+  /** Failures so far that were not an outage. */
+  failures: number
 }
 
 /**
  * Turns threshold crossings into automatic promotions. Keys already active are skipped without a database
  * round trip. A promotion that cannot be written while Postgres is down is kept and retried, latest traffic
- * first, so detection goes on through an outage and nothing it found is lost when Postgres returns.
+ * first, so detection goes on through an outage and nothing it found is lost when Postgres returns. Any other
+ * failure is logged at error level and retried on the same schedule; after MAX_PROMOTION_ATTEMPTS of them the
+ * promotion is abandoned, logged and counted, and the key's next crossing starts afresh.
  */
 export class Detector {
   readonly #options: DetectorOptions
   readonly #active = new Set<string>()
-  readonly #pending = new Map<string, PromotionRequest>()
+  readonly #pending = new Map<string, PendingPromotion>()
 
   constructor(options: DetectorOptions) {
     this.#options = options
   }
 
-  /** Promotions waiting for Postgres. */
+  /** Promotions waiting to be retried. */
   get pending(): number {
     return this.#pending.size
   }
@@ -52,31 +70,37 @@ export class Detector {
         if (this.#active.has(crossing.key)) return undefined
         const requestsPerSecond = (crossing.count * 1000) / windowMs
         const { mitigation, splitFactor } = chooseMitigation({ ...crossing, windowMs }, policy)
-        return this.#promote({
-          key: crossing.key,
-          mitigation,
-          splitFactor,
-          source: 'auto',
-          actor: replicaId,
-          reason: `cluster-wide ${Math.round(requestsPerSecond)} req/s reached ${hotRps} req/s`,
-          requestsPerSecond,
-          onsetAt: crossing.windowStart,
-        })
+        // A key still failing keeps its count, so a key that stays hot cannot retry a lasting failure forever.
+        const failures = this.#pending.get(crossing.key)?.failures ?? 0
+        return this.#promote(
+          {
+            key: crossing.key,
+            mitigation,
+            splitFactor,
+            source: 'auto',
+            actor: replicaId,
+            reason: `cluster-wide ${Math.round(requestsPerSecond)} req/s reached ${hotRps} req/s`,
+            requestsPerSecond,
+            onsetAt: crossing.windowStart,
+          },
+          failures,
+        )
       }),
     )
   }
 
-  /** Retries promotions that failed while Postgres was unreachable. */
+  /** Retries promotions that failed (while Postgres was unreachable, or otherwise). */
   async retryPending(): Promise<void> {
     const waiting = [...this.#pending.values()]
-    for (const request of waiting) {
-      this.#pending.delete(request.key)
-      await this.#promote(request)
+    for (const { request, failures } of waiting) {
+      await this.#promote(request, failures)
     }
   }
 
-  async #promote(request: PromotionRequest): Promise<void> {
+  async #promote(request: PromotionRequest, failures = 0): Promise<void> {
     const { registry, log } = this.#options
+    // This attempt supersedes any waiting one for the key; a failure below puts it back.
+    this.#pending.delete(request.key)
     try {
       const { changed } = await registry.promote(request)
       this.#active.add(request.key)
@@ -88,11 +112,18 @@ export class Detector {
     } catch (error) {
       // The registry counts its own write failures; here only the retry decision is made.
       if (isRegistryUnavailable(error)) {
-        this.#pending.set(request.key, request)
+        this.#pending.set(request.key, { request, failures })
         log.warn({ key: request.key }, 'registry unavailable; promotion kept for retry')
-      } else {
-        log.error({ err: error, key: request.key }, 'promotion failed')
+        return
       }
+      const attempts = failures + 1
+      if (attempts < MAX_PROMOTION_ATTEMPTS) {
+        this.#pending.set(request.key, { request, failures: attempts })
+        log.error({ err: error, key: request.key, attempts }, 'promotion failed; it will be retried')
+        return
+      }
+      this.#options.abandoned?.inc()
+      log.error({ err: error, key: request.key, attempts }, 'promotion failed repeatedly; abandoned')
     }
   }
 }

@@ -1,4 +1,10 @@
-import { encodeSnapshot, type HeatsinkNames, Mitigation, WIRE_VERSION } from '@heatsink/protocol'
+import {
+  encodeSnapshot,
+  type HeatsinkNames,
+  Mitigation,
+  signRegistryMessage,
+  WIRE_VERSION,
+} from '@heatsink/protocol'
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { type Clock, systemClock } from '../clock.js'
@@ -23,6 +29,12 @@ export interface RegistryPublisherOptions {
    * and reload the snapshot, which is always current. Default 1000.
    */
   readonly maxEventsPerFlush?: number
+  /**
+   * When set, every event and snapshot is published with a MAC under this key, which agents configured with it
+   * require. Events are signed here rather than in the outbox, so a key can be set or rotated without rewriting
+   * stored events. Default: unsigned.
+   */
+  readonly registryKey?: string | null
 }
 
 /** What one flush found and did. */
@@ -48,6 +60,7 @@ export class RegistryPublisher {
   readonly #log: Logger | undefined
   readonly #metrics: Metrics | undefined
   readonly #maxEvents: number
+  readonly #sign: (text: string) => string
   readonly #ticker: Ticker
   #inFlight: Promise<FlushResult> | undefined
   #queued: Promise<FlushResult> | undefined
@@ -60,6 +73,8 @@ export class RegistryPublisher {
     this.#log = options.log
     this.#metrics = options.metrics
     this.#maxEvents = options.maxEventsPerFlush ?? 1000
+    const key = options.registryKey ?? null
+    this.#sign = key === null ? (text) => text : (text) => signRegistryMessage(text, key)
     this.#ticker = new Ticker('registry publish', options.intervalMs ?? 1000, () => this.flush(), options.log)
   }
 
@@ -107,14 +122,16 @@ export class RegistryPublisher {
     // Versions are taken under a row lock held to commit, so a snapshot at version N sees every event up to N:
     // reading the events up to the snapshot's version afterwards leaves no gap between them.
     const events = await this.#store.eventsToPublish(this.#db, inRedis, stored.version, this.#maxEvents)
-    const snapshot = encodeSnapshot({
-      v: WIRE_VERSION,
-      kind: 'snapshot',
-      version: stored.version,
-      at: this.#clock.now(),
-      entries: stored.records.map(toEntry),
-    })
-    const pairs = events.flatMap((event) => [event.version, event.payload])
+    const snapshot = this.#sign(
+      encodeSnapshot({
+        v: WIRE_VERSION,
+        kind: 'snapshot',
+        version: stored.version,
+        at: this.#clock.now(),
+        entries: stored.records.map(toEntry),
+      }),
+    )
+    const pairs = events.flatMap((event) => [event.version, this.#sign(event.payload)])
     const result = await aggregatorScripts.publishRegistry(
       this.#redis,
       key,

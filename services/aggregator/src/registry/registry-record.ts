@@ -1,4 +1,5 @@
 import type { Mitigation, RegistryEntry, RegistrySource } from '@heatsink/protocol'
+import { decodeRawKey, encodeRawKey, readableRawKey } from './raw-key.js'
 
 /** Whether a key is in the registry now, or was and has been demoted. */
 export type RegistryStatus = 'active' | 'demoted'
@@ -23,7 +24,8 @@ export interface RegistryRecord {
 /** A hot_key_registry row as the drivers return it: int8 arrives as a string from pg and a number from PGlite. */
 export interface RegistryRow {
   key_hash: string
-  raw_key: string
+  /** The readable copy, null when the key holds a NUL; never read back, raw_key_bytes is the key. */
+  raw_key: string | null
   detected_at: Date
   mitigation_type: Mitigation
   split_factor: number
@@ -34,12 +36,14 @@ export interface RegistryRow {
   updated_at: Date
   expires_at: Date | null
   requests_per_second: number | null
+  /** The key, lossless (see raw-key.ts): a Buffer from pg, a Uint8Array from PGlite. */
+  raw_key_bytes: Uint8Array
 }
 
 /** The record a row holds. */
 export function fromRow(row: RegistryRow): RegistryRecord {
   return {
-    key: row.raw_key,
+    key: decodeRawKey(row.raw_key_bytes),
     keyHash: row.key_hash,
     detectedAt: row.detected_at.getTime(),
     mitigation: row.mitigation_type,
@@ -58,7 +62,7 @@ export function fromRow(row: RegistryRow): RegistryRecord {
 export function toRowParams(record: RegistryRecord): unknown[] {
   return [
     record.keyHash,
-    record.key,
+    readableRawKey(record.key),
     new Date(record.detectedAt),
     record.mitigation,
     record.splitFactor,
@@ -69,6 +73,7 @@ export function toRowParams(record: RegistryRecord): unknown[] {
     new Date(record.updatedAt),
     record.expiresAt === null ? null : new Date(record.expiresAt),
     record.requestsPerSecond,
+    encodeRawKey(record.key),
   ]
 }
 

@@ -1,6 +1,7 @@
 import type { RegistryEventInput } from '@heatsink/protocol'
 import { encodeRegistryEvent } from '@heatsink/protocol'
 import type { Queryable } from '../db/database.js'
+import { decodeRawKey, encodeRawKey, readableRawKey } from './raw-key.js'
 import { fromRow, type RegistryRecord, type RegistryRow, toRowParams } from './registry-record.js'
 import {
   INSERT_EVENT,
@@ -89,7 +90,7 @@ export class RegistryStore {
     await tx.query(INSERT_EVENT, [
       event.version,
       record.keyHash,
-      record.key,
+      readableRawKey(record.key),
       event.type,
       audit.actor,
       audit.reason,
@@ -101,6 +102,7 @@ export class RegistryStore {
       new Date(event.at),
       audit.onsetAt === null ? null : new Date(audit.onsetAt),
       encodeRegistryEvent(event),
+      encodeRawKey(record.key),
     ])
   }
 
@@ -110,19 +112,20 @@ export class RegistryStore {
       version: string | number
       type: OutboxEvent['type']
       onset_at: Date | null
-      payload: unknown
+      payload: string
     }>(SELECT_EVENTS_TO_PUBLISH, [after, upTo, limit])
     return rows.map((row) => ({
       version: Number(row.version),
       type: row.type,
       onsetAt: row.onset_at === null ? null : row.onset_at.getTime(),
-      payload: JSON.stringify(row.payload),
+      // Stored as text since 0002, exactly as encoded.
+      payload: row.payload,
     }))
   }
 
   /** Keys of active records whose expiry is at or before `now`. */
   async expiredKeys(q: Queryable, now: number): Promise<string[]> {
-    const { rows } = await q.query<{ raw_key: string }>(SELECT_EXPIRED_KEYS, [new Date(now)])
-    return rows.map((row) => row.raw_key)
+    const { rows } = await q.query<{ raw_key_bytes: Uint8Array }>(SELECT_EXPIRED_KEYS, [new Date(now)])
+    return rows.map((row) => decodeRawKey(row.raw_key_bytes))
   }
 }
