@@ -1,18 +1,11 @@
 import { type Agent, createAgent, Redis } from '@heatsink/agent'
-import { type Aggregator, createAggregator, loadConfig } from '@heatsink/aggregator'
+import type { Aggregator } from '@heatsink/aggregator'
 import { useTestPostgres, useTestRedis } from '@heatsink/test'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { inProcessAggregator, until } from './support/in-process.js'
 
 const redis = useTestRedis({ scope: 'all' })
 const postgres = useTestPostgres({ scope: 'all' })
-
-async function waitFor(condition: () => boolean, what: string, timeoutMs = 8_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
 
 // Keys Postgres text cannot hold (NUL) or that UTF-8 cannot express (a lone surrogate) must reach agents intact,
 // whether detection promotes them or an operator does (migrations/0002_raw_key_bytes.sql).
@@ -22,15 +15,9 @@ describe('end to end: awkward keys reach the agents', () => {
   let frontDoor: Redis
 
   beforeAll(async () => {
-    aggregator = createAggregator(
-      loadConfig({
-        REDIS_URL: redis().url,
-        DATABASE_URL: postgres().url,
-        HEATSINK_NAMESPACE: redis().namespace,
-        HEATSINK_HOT_RPS: '200',
-        HEATSINK_WINDOW_MS: '1000',
-        PORT: '0',
-      }),
+    aggregator = inProcessAggregator(
+      { redisUrl: redis().url, databaseUrl: postgres().url, namespace: redis().namespace },
+      { HEATSINK_HOT_RPS: '200', HEATSINK_WINDOW_MS: '1000' },
     )
     await aggregator.start()
     agent = createAgent({ redis: redis().url, namespace: redis().namespace, agentId: 'awkward-agent' })
@@ -52,11 +39,11 @@ describe('end to end: awkward keys reach the agents', () => {
       for (let i = 0; i < 10; i++) void agent.get(key).catch(() => {})
     }, 10)
     try {
-      await waitFor(() => agent.mitigation(key) !== undefined, 'the automatic promotion')
+      await until('the automatic promotion', () => agent.mitigation(key) !== undefined)
     } finally {
       clearInterval(timer)
     }
-    await waitFor(() => frontDoor.heatsink.mitigation(key) !== undefined, 'the front door to see it')
+    await until('the front door to see it', () => frontDoor.heatsink.mitigation(key) !== undefined)
     expect((await aggregator.registry.get(key))?.source).toBe('auto')
     expect(await agent.get(key)).toBe('value with a NUL key')
   })
@@ -73,9 +60,9 @@ describe('end to end: awkward keys reach the agents', () => {
       actor: 'test',
       reason: 'test',
     })
-    await waitFor(() => agent.mitigation(key) === 'coalesce', 'the agent to see it')
-    await waitFor(() => frontDoor.heatsink.mitigation(key) === 'coalesce', 'the front door to see it')
+    await until('the agent to see it', () => agent.mitigation(key) === 'coalesce')
+    await until('the front door to see it', () => frontDoor.heatsink.mitigation(key) === 'coalesce')
     expect(await aggregator.registry.demote(key, { actor: 'test', reason: 'test' })).toBe(true)
-    await waitFor(() => agent.mitigation(key) === undefined, 'the agent to drop it')
+    await until('the agent to drop it', () => agent.mitigation(key) === undefined)
   })
 })

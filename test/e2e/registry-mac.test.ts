@@ -1,9 +1,10 @@
 import { type Agent, createAgent } from '@heatsink/agent'
 import { registryEntry } from '@heatsink/agent/testing'
-import { type Aggregator, createAggregator, loadConfig } from '@heatsink/aggregator'
+import type { Aggregator } from '@heatsink/aggregator'
 import { encodeRegistryEvent, WIRE_VERSION } from '@heatsink/protocol'
 import { useTestPostgres, useTestRedis } from '@heatsink/test'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { inProcessAggregator, until } from './support/in-process.js'
 
 // Both halves of registry signing together: an aggregator with HEATSINK_REGISTRY_KEY and an agent with the same
 // registryKey agree on the MAC, and the agent refuses what anyone else publishes on the channel.
@@ -11,27 +12,14 @@ const redis = useTestRedis({ scope: 'all' })
 const postgres = useTestPostgres({ scope: 'all' })
 const KEY = 'e2e-registry-key-0123456789abcdefghij'
 
-async function until(what: string, condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
-
 describe('end to end: a signed registry', () => {
   let aggregator: Aggregator
   let agent: Agent
 
   beforeAll(async () => {
-    aggregator = createAggregator(
-      loadConfig({
-        REDIS_URL: redis().url,
-        DATABASE_URL: postgres().url,
-        HEATSINK_NAMESPACE: redis().namespace,
-        HEATSINK_REGISTRY_KEY: KEY,
-        PORT: '0',
-      }),
+    aggregator = inProcessAggregator(
+      { redisUrl: redis().url, databaseUrl: postgres().url, namespace: redis().namespace },
+      { HEATSINK_REGISTRY_KEY: KEY },
     )
     await aggregator.start()
     agent = createAgent({ redis: redis().url, namespace: redis().namespace, registryKey: KEY })

@@ -1,8 +1,9 @@
 import { type Agent, createAgent } from '@heatsink/agent'
-import { type Aggregator, createAggregator, loadConfig } from '@heatsink/aggregator'
+import type { Aggregator } from '@heatsink/aggregator'
 import { useTestPostgres, useTestRedis } from '@heatsink/test'
 import { keyNames, seededRandom, ZipfSampler } from '@heatsink/workload'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { inProcessAggregator } from './support/in-process.js'
 
 const redis = useTestRedis({ scope: 'all' })
 const postgres = useTestPostgres({ scope: 'all' })
@@ -29,15 +30,9 @@ describe('end to end: agents, the aggregator and a key that goes viral', () => {
   const stops: Array<() => void> = []
 
   beforeAll(async () => {
-    aggregator = createAggregator(
-      loadConfig({
-        REDIS_URL: redis().url,
-        DATABASE_URL: postgres().url,
-        HEATSINK_NAMESPACE: redis().namespace,
-        HEATSINK_HOT_RPS: String(HOT_RPS),
-        HEATSINK_WINDOW_MS: String(WINDOW_MS),
-        PORT: '0',
-      }),
+    aggregator = inProcessAggregator(
+      { redisUrl: redis().url, databaseUrl: postgres().url, namespace: redis().namespace },
+      { HEATSINK_HOT_RPS: String(HOT_RPS), HEATSINK_WINDOW_MS: String(WINDOW_MS) },
     )
     await aggregator.start()
     for (let i = 0; i < AGENTS; i++) {
