@@ -21,7 +21,7 @@ export interface WithFrontDoor {
 // autopipeline flush.
 interface Internals {
   status: string
-  condition?: { select: number }
+  condition?: { select: number; subscriber?: unknown }
   _autoPipelines: Map<string, unknown>
 }
 
@@ -121,7 +121,10 @@ export class FrontDoor {
   // so commands there pass through untouched.
   #ready(client: unknown): boolean {
     const internals = client as Internals
-    return internals.status === 'ready' && (internals.condition?.select ?? this.#db) === this.#db
+    const condition = internals.condition
+    // A subscribed connection takes only subscriber commands: ioredis must be the one to refuse the others.
+    if (internals.status !== 'ready' || condition?.subscriber) return false
+    return (condition?.select ?? this.#db) === this.#db
   }
 }
 

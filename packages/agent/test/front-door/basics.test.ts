@@ -114,4 +114,22 @@ describe('the ioredis front door', () => {
     await new Promise((resolve) => setTimeout(resolve, 200))
     expect(await named()).toEqual([])
   })
+
+  it('leaves a subscribed connection to ioredis, which refuses reads there even of a cached key', async () => {
+    const { namespace, url } = redis()
+    const r = client(namespace, url)
+    await r.heatsink.ready()
+    const key = `${namespace}:cached`
+    await r.set(key, 'v')
+    await publishRegistry(r, createNames(namespace), { key })
+    await waitFor(() => r.heatsink.mitigation(key) === 'local_cache', 'the promotion')
+    await r.get(key)
+    await waitFor(async () => {
+      const hits = r.heatsink.stats().l1Hits
+      await r.get(key)
+      return r.heatsink.stats().l1Hits > hits
+    }, 'an L1 hit')
+    await r.subscribe(`${namespace}:channel`)
+    await expect(r.get(key)).rejects.toThrow(/subscriber mode/)
+  })
 })
