@@ -1,6 +1,6 @@
 import type { Mitigation } from '@heatsink/protocol'
 import { TumblingWindows, WindowRecorder } from '@heatsink/sketch'
-import { type CopyExpiry, createSplitter, type Reconciler, type Splitter } from '@heatsink/split'
+import { createSplitter, type Reconciler, type Splitter } from '@heatsink/split'
 import {
   createStampedeGuard,
   delAndBreakLeases,
@@ -17,6 +17,7 @@ import { keyName, keysOf, nodeify, takeCallback } from './command-args.js'
 import type { OwnedConnections } from './connections.js'
 import { CommandRouter } from './core/command-router.js'
 import { ReplyCache } from './core/reply-cache.js'
+import { SPLIT_ROUTES, type SplitRoute } from './core/split-routes.js'
 import { AgentClosedError, AgentNotReadyError } from './errors.js'
 import { type Invalidate, InvalidationBus } from './invalidation-bus.js'
 import { L1Cache } from './l1-cache.js'
@@ -332,10 +333,10 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     this.#recordWrite(name)
     const hot = this.#view.get(name)
     // A split key's plain value is kept as N copies: a write goes to all of them, a read to one.
-    const expiry = hot?.mitigation === 'split' ? rest.slice(1) : undefined
+    const copies = SPLIT_ROUTES.get('set') as SplitRoute
     const pending =
-      hot !== undefined && expiry !== undefined && isCopyExpiry(expiry)
-        ? this.#splitter.setCopies(name, this.#split.factorOf(hot), String(rest[0]), ...expiry)
+      hot?.mitigation === 'split' && copies.splittable?.(rest) !== false
+        ? copies.run(this.#splitter, name, this.#split.factorOf(hot), rest)
         : lossless(key, name)
           ? setAndBreakLease(this.#data, this.#options.names, name, ...(rest as SetArguments))
           : (Reflect.apply(this.#data.set as Variadic, this.#data, [key, ...rest]) as Promise<unknown>)
@@ -571,12 +572,4 @@ async function within(promise: Promise<unknown>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined
   await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))])
   clearTimeout(timer)
-}
-
-// SET's forms a split key's copies can take: a value, optionally with EX or PX.
-function isCopyExpiry(expiry: readonly unknown[]): expiry is CopyExpiry {
-  return (
-    expiry.length === 0 ||
-    (expiry.length === 2 && (expiry[0] === 'EX' || expiry[0] === 'PX') && Number.isInteger(expiry[1]))
-  )
 }

@@ -3,15 +3,13 @@ import { keyNames, seededRandom } from '@heatsink/workload'
 import { Redis } from 'ioredis'
 import { percentile } from './harness.js'
 import type { ResultRow } from './results.js'
-import { benchNamespace, benchRedisUrl, removeNamespace, shuffle, youngCollector } from './support.js'
+import { batchTimer, benchNamespace, benchRedisUrl, type Get, removeNamespace, shuffle } from './support.js'
 
 const BATCH = 1000
 const MAX_ROUNDS = Number(process.env.FRONT_DOOR_PASS_THROUGH_ROUNDS ?? 600)
 const WARMUP_ROUNDS = 40
 // Each workload stops at MAX_ROUNDS or after this long, so that a busy machine does not stretch the run.
 const BUDGET_MS = Number(process.env.FRONT_DOOR_PASS_THROUGH_BUDGET_MS ?? 16_000)
-
-type Get = (key: string) => Promise<string | null>
 
 interface Workload {
   label: string
@@ -109,19 +107,7 @@ export async function benchFrontDoorPassThrough(): Promise<ResultRow[]> {
  * own garbage rather than for whichever batch a scavenge happened to interrupt.
  */
 async function compare(keys: readonly string[], sides: readonly Side[]) {
-  const collect = youngCollector()
-  const pending = new Array<Promise<string | null>>(BATCH)
-  let position = 0
-  const batch = async (get: Get): Promise<number> => {
-    const start = performance.now()
-    for (let i = 0; i < BATCH; i++) {
-      pending[i] = get(keys[position] as string)
-      position = (position + 7) % keys.length
-    }
-    await Promise.all(pending)
-    collect()
-    return performance.now() - start
-  }
+  const batch = batchTimer(keys, BATCH)
   const random = seededRandom(keys.length)
   const times = { heatsink: [] as number[], raw: [] as number[], control: [] as number[] }
   const order = [...sides]

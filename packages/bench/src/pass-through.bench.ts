@@ -1,16 +1,12 @@
-import { setFlagsFromString } from 'node:v8'
-import { runInNewContext } from 'node:vm'
 import { type Agent, createAgent } from '@heatsink/agent'
 import { keyNames, seededRandom } from '@heatsink/workload'
 import { Redis } from 'ioredis'
 import type { ResultRow } from './results.js'
-import { benchNamespace, benchRedisUrl, removeNamespace } from './support.js'
+import { batchTimer, benchNamespace, benchRedisUrl, type Get, removeNamespace } from './support.js'
 
 const BATCH = 1000
 const PAIRS = Number(process.env.PASS_THROUGH_PAIRS ?? 2000)
 const WARMUP_PAIRS = 200
-
-type Get = (key: string) => Promise<string | null>
 
 interface Workload {
   label: string
@@ -90,19 +86,7 @@ export async function benchPassThrough(): Promise<ResultRow[]> {
  * interrupt.
  */
 async function compare(keys: readonly string[], viaAgent: Get, direct: Get) {
-  const collect = youngCollector()
-  const pending = new Array<Promise<string | null>>(BATCH)
-  let position = 0
-  const batch = async (get: Get): Promise<number> => {
-    const start = performance.now()
-    for (let i = 0; i < BATCH; i++) {
-      pending[i] = get(keys[position] as string)
-      position = (position + 7) % keys.length
-    }
-    await Promise.all(pending)
-    collect()
-    return performance.now() - start
-  }
+  const batch = batchTimer(keys, BATCH)
   const random = seededRandom(PAIRS)
   let agentMs = 0
   let directMs = 0
@@ -116,18 +100,6 @@ async function compare(keys: readonly string[], viaAgent: Get, direct: Get) {
   }
   const gets = BATCH * PAIRS
   return { ratio: directMs / agentMs, agentRate: gets / (agentMs / 1000), rawRate: gets / (directMs / 1000) }
-}
-
-// A young-generation collection through V8's gc() exposed at run time; a no-op where V8 refuses.
-function youngCollector(): () => void {
-  try {
-    setFlagsFromString('--expose_gc')
-    const gc = runInNewContext('gc') as unknown
-    if (typeof gc === 'function') return () => gc({ type: 'minor', execution: 'sync' })
-  } catch {
-    // Fall through: the sides still interleave, only with scavenges landing where they fall.
-  }
-  return () => {}
 }
 
 function fmt(rate: number): string {

@@ -93,6 +93,30 @@ export function youngCollector(): () => void {
   return () => {}
 }
 
+/** One GET of a key, as each side of a pass-through comparison sends it. */
+export type Get = (key: string) => Promise<string | null>
+
+/**
+ * Times batches of `size` concurrent GETs over `keys` (stepping by 7, so consecutive batches read different
+ * keys); each batch ends with a young-generation collection, so that each side pays for its own garbage
+ * rather than for whichever batch a scavenge happened to interrupt. Resolves with the batch's milliseconds.
+ */
+export function batchTimer(keys: readonly string[], size: number): (get: Get) => Promise<number> {
+  const collect = youngCollector()
+  const pending = new Array<Promise<string | null>>(size)
+  let position = 0
+  return async (get) => {
+    const start = performance.now()
+    for (let i = 0; i < size; i++) {
+      pending[i] = get(keys[position] as string)
+      position = (position + 7) % keys.length
+    }
+    await Promise.all(pending)
+    collect()
+    return performance.now() - start
+  }
+}
+
 /** Shuffles `items` in place (Fisher-Yates), for the random order of the sides within a round. */
 export function shuffle<T>(items: T[], random: Random): void {
   for (let i = items.length - 1; i > 0; i--) {

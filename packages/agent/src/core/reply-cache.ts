@@ -1,8 +1,4 @@
-import { type Clock, systemClock } from '@heatsink/sketch'
-import { LRUCache } from 'lru-cache'
-import type { L1Options } from '../options.js'
-import type { AgentCounters, InvalidationSource } from '../stats.js'
-import { FillGate } from './fill-gate.js'
+import { GatedCache } from './gated-cache.js'
 
 /** A fill's answer: the command's reply as Redis sent it (Buffers, arrays, integers, null) and the key's PTTL. */
 export type ReplyFill = readonly [reply: unknown, pttlMs: number]
@@ -40,74 +36,10 @@ type KeyReplies = Map<string, CachedReply>
  * Invalidation is per key: any write to the key drops every reply cached for it; a fill in flight meanwhile
  * does not store (FillGate).
  */
-export class ReplyCache {
-  readonly #lru: LRUCache<string, KeyReplies>
-  readonly #gate = new FillGate()
-  readonly #flights = new Map<string, Map<string, Promise<unknown>>>()
-  readonly #counters: AgentCounters
-  readonly #ttlFraction: number
-  readonly #maxTtlMs: number
-
-  constructor(options: Required<L1Options>, clock: Clock, counters: AgentCounters) {
-    this.#counters = counters
-    this.#ttlFraction = options.ttlFraction
-    this.#maxTtlMs = options.maxTtlMs
-    const injected = clock !== systemClock
-    this.#lru = new LRUCache<string, KeyReplies>({
-      max: options.maxEntries,
-      ...(injected ? { perf: { now: () => clock.now() }, ttlResolution: 0 } : {}),
-      dispose: (_value, _key, reason) => {
-        if (reason === 'evict') counters.l1Evictions++
-      },
-    })
-  }
-
+export class ReplyCache extends GatedCache<KeyReplies, Map<string, Promise<unknown>>> {
   /** The cached reply of `signature` on `name`, or undefined on a miss. */
   get(name: string, signature: string): CachedReply | undefined {
-    return this.#lru.get(name, GET_OPTIONS)?.get(signature)
-  }
-
-  /** True while fills may start and store: every invalidation channel is live. */
-  get usable(): boolean {
-    return this.#gate.usable
-  }
-
-  /** Keys with cached replies now (expired ones dropped first). */
-  get size(): number {
-    this.#lru.purgeStale()
-    return this.#lru.size
-  }
-
-  /** Allows `name` into the cache (it became local_cache). */
-  admit(name: string): void {
-    this.#gate.admit(name)
-  }
-
-  /** Removes `name` for good (it left local_cache); fills in flight will not store. */
-  retire(name: string): void {
-    if (!this.#gate.retire(name)) return
-    const hadFlight = this.#flights.delete(name)
-    if (this.#lru.delete(name) || hadFlight) this.#counters.l1Invalidations.registry++
-  }
-
-  /** Drops every reply of `name` and its fills in flight, because its value changed. */
-  invalidate(name: string, source: InvalidationSource): void {
-    if (!this.#gate.bump(name)) return
-    const hadFlight = this.#flights.delete(name)
-    if (this.#lru.delete(name) || hadFlight) this.#counters.l1Invalidations[source]++
-  }
-
-  /** Drops everything (a flush, or a lost channel). */
-  invalidateAll(source: InvalidationSource): void {
-    this.#gate.bumpAll()
-    this.#counters.l1Invalidations[source] += this.#lru.size + this.#flights.size
-    this.#flights.clear()
-    this.#lru.clear()
-  }
-
-  /** Records whether every invalidation channel is live; losing one empties the cache and voids fills. */
-  setUsable(usable: boolean): void {
-    if (this.#gate.setUsable(usable)) this.invalidateAll('channelLoss')
+    return this.lru.get(name, GET_OPTIONS)?.get(signature)
   }
 
   /**
@@ -115,15 +47,15 @@ export class ReplyCache {
    * undefined when the cache cannot be filled now (channels down, or the key not admitted).
    */
   load(name: string, signature: string, fill: () => Promise<ReplyFill>): Promise<unknown> | undefined {
-    const ticket = this.#gate.ticket(name)
+    const ticket = this.gate.ticket(name)
     if (ticket === undefined) return undefined
-    let flights = this.#flights.get(name)
+    let flights = this.flights.get(name)
     const flight = flights?.get(signature)
     if (flight !== undefined) return flight
     const started: Promise<unknown> = fill().then(
       ([reply, pttl]) => {
         this.#land(name, signature, started)
-        if (this.#gate.stillValid(name, ticket)) this.#store(name, signature, reply, pttl)
+        if (this.gate.stillValid(name, ticket)) this.#store(name, signature, reply, pttl)
         return reply
       },
       (error: unknown) => {
@@ -133,37 +65,29 @@ export class ReplyCache {
     )
     if (flights === undefined) {
       flights = new Map()
-      this.#flights.set(name, flights)
+      this.flights.set(name, flights)
     }
     flights.set(signature, started)
     return started
   }
 
-  /** Empties the cache and forgets every admitted key (on close). */
-  clear(): void {
-    this.#gate.clear()
-    this.#flights.clear()
-    this.#lru.clear()
-  }
-
   #land(name: string, signature: string, flight: Promise<unknown>): void {
-    const flights = this.#flights.get(name)
+    const flights = this.flights.get(name)
     if (flights?.get(signature) !== flight) return
     flights.delete(signature)
-    if (flights.size === 0) this.#flights.delete(name)
+    if (flights.size === 0) this.flights.delete(name)
   }
 
   // A key's entry lives ttlFraction of its remaining TTL at its first fill, capped; replies added later share
   // that lifetime (the key's TTL only shrinks with time, and any command that changes it is a write).
   #store(name: string, signature: string, reply: unknown, pttl: number): void {
-    const replies = this.#lru.get(name, GET_OPTIONS)
+    const replies = this.lru.get(name, GET_OPTIONS)
     if (replies !== undefined) {
       if (replies.size < MAX_REPLIES_PER_KEY) replies.set(signature, new CachedReply(reply))
       return
     }
-    const lifetime =
-      pttl >= 0 ? Math.min(Math.floor(pttl * this.#ttlFraction), this.#maxTtlMs) : this.#maxTtlMs
+    const lifetime = this.lifetime(pttl)
     if (lifetime < 1) return
-    this.#lru.set(name, new Map([[signature, new CachedReply(reply)]]), { ttl: lifetime })
+    this.lru.set(name, new Map([[signature, new CachedReply(reply)]]), { ttl: lifetime })
   }
 }

@@ -1,7 +1,7 @@
 import { type CopyExpiry, NotAnIntegerError, type Splitter } from '@heatsink/split'
 
 /** How one command runs on a split key: over its shards through the splitter, when its form allows. */
-interface SplitRoute {
+export interface SplitRoute {
   /** Arguments after the key that the split form can serve faithfully; other forms go to the base key. */
   splittable?(rest: readonly unknown[]): boolean
   run(splitter: Splitter, name: string, n: number, rest: readonly unknown[]): Promise<unknown>

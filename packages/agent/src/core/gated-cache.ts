@@ -1,0 +1,98 @@
+import { type Clock, systemClock } from '@heatsink/sketch'
+import { LRUCache } from 'lru-cache'
+import type { L1Options } from '../options.js'
+import type { AgentCounters, InvalidationSource } from '../stats.js'
+import { FillGate } from './fill-gate.js'
+
+/**
+ * What the agent's L1 caches share: an LRU of admitted keys whose entries live a fraction of their key's TTL,
+ * the fills in flight by key, and the FillGate that keeps a fill from storing what an invalidation made old.
+ * Subclasses add what an entry is and how it is filled; admission, invalidation and channel loss are here.
+ */
+export abstract class GatedCache<V extends {}, F> {
+  protected readonly lru: LRUCache<string, V>
+  protected readonly gate = new FillGate()
+  /** Fills in flight, by key. */
+  protected readonly flights = new Map<string, F>()
+  protected readonly clock: Clock
+  protected readonly ttlFraction: number
+  protected readonly maxTtlMs: number
+  readonly #counters: AgentCounters
+
+  constructor(options: Required<L1Options>, clock: Clock, counters: AgentCounters) {
+    this.#counters = counters
+    this.clock = clock
+    this.ttlFraction = options.ttlFraction
+    this.maxTtlMs = options.maxTtlMs
+    const injected = clock !== systemClock
+    this.lru = new LRUCache<string, V>({
+      max: options.maxEntries,
+      // The system clock uses lru-cache's own monotonic timer, read at most once per ms; an injected clock is
+      // read on every check so tests move lifetimes exactly.
+      ...(injected ? { perf: { now: () => clock.now() }, ttlResolution: 0 } : {}),
+      dispose: (_value, _key, reason) => {
+        if (reason === 'evict') counters.l1Evictions++
+      },
+    })
+  }
+
+  /** Keys with live entries (expired ones dropped first; at most maxEntries to look at). */
+  get size(): number {
+    this.lru.purgeStale()
+    return this.lru.size
+  }
+
+  /** True while fills may start and store: every invalidation channel is live. */
+  get usable(): boolean {
+    return this.gate.usable
+  }
+
+  /** Allows `name` in (it became local_cache); admitting an admitted key changes nothing. */
+  admit(name: string): void {
+    this.gate.admit(name)
+  }
+
+  /** Removes `name` for good (it left local_cache); a fill in flight will not store. */
+  retire(name: string): void {
+    if (!this.gate.retire(name)) return
+    const hadFlight = this.flights.delete(name)
+    if (this.lru.delete(name) || hadFlight) this.#counters.l1Invalidations.registry++
+  }
+
+  /** Drops `name`'s entry and fills in flight, because its value changed. A no-op for keys not admitted. */
+  invalidate(name: string, source: InvalidationSource): void {
+    if (!this.gate.bump(name)) return
+    const hadFlight = this.flights.delete(name)
+    if (this.lru.delete(name) || hadFlight) this.#counters.l1Invalidations[source]++
+  }
+
+  /** Drops every entry and fill in flight (a flush, or a lost channel). */
+  invalidateAll(source: InvalidationSource): void {
+    this.gate.bumpAll()
+    this.#counters.l1Invalidations[source] += this.lru.size + this.flights.size
+    this.flights.clear()
+    this.lru.clear()
+  }
+
+  /**
+   * Records whether every invalidation channel is live. Losing one empties the cache and voids fills in flight:
+   * what was cached can no longer be vouched for, and nothing is cached until the channels are back.
+   */
+  setUsable(usable: boolean): void {
+    if (this.gate.setUsable(usable)) this.invalidateAll('channelLoss')
+  }
+
+  /** Empties the cache and forgets every admitted key (on close). */
+  clear(): void {
+    this.gate.clear()
+    this.flights.clear()
+    this.lru.clear()
+  }
+
+  /** An entry's lifetime: ttlFraction of the key's remaining TTL, capped; a key without TTL gets the cap. */
+  protected lifetime(remainingMs: number): number {
+    return remainingMs >= 0
+      ? Math.min(Math.floor(remainingMs * this.ttlFraction), this.maxTtlMs)
+      : this.maxTtlMs
+  }
+}
