@@ -1,6 +1,12 @@
 export { DevServicesError, type ServiceName, ServiceStartError, ServiceUnavailableError } from './errors.js'
 export { freePort, isPortFree } from './free-port.js'
+export {
+  defaultPostgresBinDirs,
+  findPostgresBinaries,
+  type PostgresBinaries,
+} from './postgres-binaries.js'
 export { DEFAULT_DATABASE_URL, type EnsurePostgresOptions, ensurePostgres } from './postgres-server.js'
+export { type PostgresRunner, postgresRunner } from './postgres-user.js'
 export { redactUrl } from './redact-url.js'
 export {
   type ClusterNode,
@@ -8,5 +14,11 @@ export {
   type RedisClusterOptions,
   startRedisCluster,
 } from './redis-cluster.js'
+export {
+  type RedisProcessOptions,
+  type StartedRedisProcess,
+  startRedisProcess,
+} from './redis-process.js'
 export { DEFAULT_REDIS_URL, type EnsureRedisOptions, ensureRedis } from './redis-server.js'
+export { ServerProcess } from './server-process.js'
 export type { EnsureServiceOptions, RunningService, ServiceLog } from './running-service.js'
