@@ -20,5 +20,5 @@ export {
   startRedisProcess,
 } from './redis-process.js'
 export { DEFAULT_REDIS_URL, type EnsureRedisOptions, ensureRedis } from './redis-server.js'
-export { ServerProcess } from './server-process.js'
 export type { EnsureServiceOptions, RunningService, ServiceLog } from './running-service.js'
+export { ServerProcess } from './server-process.js'
