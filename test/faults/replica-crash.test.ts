@@ -1,0 +1,62 @@
+import { createNames } from '@heatsink/protocol'
+import { describe, expect, it } from 'vitest'
+import { usePrivateServices } from './support/private-services.js'
+import { reportBurst, sendReports } from './support/stand-in-agents.js'
+import { until } from './support/until.js'
+import { pendingFor, pendingReports, windowSums } from './support/window-sums.js'
+
+const world = usePrivateServices()
+const WINDOW_MS = 1000
+// Far above any sum here: this scenario is about counting, and promotions would only add Postgres traffic.
+const NEVER_HOT = '1000000000'
+
+describe('SIGKILL of one of two aggregator replicas mid-stream', () => {
+  it('counts every report exactly once: each window sum equals what the agents sent', async () => {
+    const { redis } = world()
+    const names = createNames(redis.namespace)
+    const env = { HEATSINK_HOT_RPS: NEVER_HOT, HEATSINK_WINDOW_MS: String(WINDOW_MS) }
+    const [doomed, survivor] = [await world().startReplica(env), await world().startReplica(env)]
+    const admin = redis.client()
+
+    const now = Math.floor(Date.now() / WINDOW_MS) * WINDOW_MS
+    const windows = [now - 3 * WINDOW_MS, now - 2 * WINDOW_MS, now - WINDOW_MS]
+    const keys = Array.from({ length: 300 }, (_, i) => `${redis.namespace}:k:${i}`)
+    // 1,200 reports before the crash, 400 after it; one report per agent and window.
+    const before = reportBurst({ agents: 400, agentPrefix: 'a', windows, keys, keysPerReport: 100, seed: 1 })
+    const after = reportBurst({
+      agents: 400,
+      agentPrefix: 'b',
+      windows: [now],
+      keys,
+      keysPerReport: 100,
+      seed: 2,
+    })
+
+    const sending = sendReports(admin, names, before.reports)
+    // SIGKILL the moment the doomed replica holds entries it read and has not acknowledged: those must be
+    // claimed by the survivor, not lost, and counted once.
+    await until(
+      'replica-1 holding unacknowledged reports',
+      async () => (await pendingFor(admin, names, 'replica-1')) > 0,
+      10_000,
+      1,
+    )
+    doomed.kill('SIGKILL')
+    const orphaned = await pendingFor(admin, names, 'replica-1')
+    await sending
+    await sendReports(admin, names, after.reports)
+
+    // The survivor claims entries idle for 5 s, checking every 2.5 s.
+    await until('every report acknowledged', async () => (await pendingReports(admin, names)) === 0, 15_000)
+    expect(orphaned).toBeGreaterThan(0)
+    expect(await survivor.metric('heatsink_ingest_claimed_total')).toBeGreaterThanOrEqual(orphaned)
+    for (const burst of [before, after]) {
+      for (const [windowStart, sums] of burst.expected) {
+        const counted = await windowSums(admin, names, windowStart, keys)
+        expect(counted).toEqual(keys.map((key) => sums.get(key) ?? 0))
+      }
+    }
+    expect(await admin.xlen(names.deadLetterStream)).toBe(0)
+    expect(await survivor.status('/readyz')).toBe(200)
+  }, 60_000)
+})
