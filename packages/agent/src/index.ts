@@ -7,9 +7,9 @@ export {
   unwrapStored,
 } from '@heatsink/stampede'
 export { Agent } from './agent.js'
-export { createAgent } from './create-agent.js'
 // For transports of the data-plane core other than the ioredis front door (services/proxy).
 export { ConnectionState, FALL_THROUGH, type Route } from './core/route.js'
+export { createAgent } from './create-agent.js'
 export { AgentClosedError, AgentError, AgentNotReadyError, InvalidAgentOptionError } from './errors.js'
 export { Cluster, type HeatsinkClusterOptions } from './ioredis/cluster.js'
 export type { HeatsinkHandle } from './ioredis/heatsink-handle.js'
