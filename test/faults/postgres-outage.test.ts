@@ -74,7 +74,7 @@ describe('Postgres stopped and started under two replicas', () => {
     await until(
       'the promotions made during the outage',
       async () => {
-        const listed = await second.hotKeys().catch(() => [])
+        const listed = await second.hotKeys().catch((): string[] => [])
         return hot.every((key) => listed.includes(key))
       },
       10_000,
