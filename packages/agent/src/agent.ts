@@ -26,6 +26,7 @@ import { MultiGet } from './multi-get.js'
 import type { ResolvedOptions } from './options.js'
 import { type HotKey, RegistryView } from './registry-view.js'
 import { Reporter } from './reporter.js'
+import { ReportingTuning } from './reporting-tuning.js'
 import { SplitCommands } from './split-commands.js'
 import { SplitStrategy } from './split-strategy.js'
 import { AgentCounters, type AgentStats, type InvalidationSource, statsSnapshot } from './stats.js'
@@ -77,6 +78,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   readonly #channels: InvalidationChannels
   readonly #bus: InvalidationBus
   readonly #reporter: Reporter
+  readonly #tuning: ReportingTuning
   readonly #multiGet: MultiGet
   readonly #guard: StampedeGuard
   readonly #splitter: Splitter
@@ -198,10 +200,23 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       clock,
       log,
     })
+    this.#tuning = new ReportingTuning({
+      recorder: this.#recorder,
+      windowMs: options.windowMs,
+      configuredFloor: options.fastReportFloor,
+      registeredKeys: () => this.#view.keys(),
+      now: () => clock.now(),
+      registryKey: options.registryKey,
+      counters: this.#counters,
+      log,
+    })
     this.#windows = new TumblingWindows(this.#recorder, {
       windowMs: options.windowMs,
       clock,
-      onWindow: this.#reporter.onWindow,
+      onWindow: (summary) => {
+        this.#reporter.onWindow(summary)
+        this.#tuning.repin()
+      },
     })
     const commands = new SplitCommands({
       data: parts.data,
@@ -385,6 +400,8 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       l1Entries: this.#l1.size + this.#replies.size,
       registryVersion: this.#view.version,
       invalidationChannelUp: this.#channels.state.up,
+      reportFloor: this.#tuning.reportFloor,
+      watchedKeys: this.#tuning.watchedKeys,
       hotKeys: this.#view.values(),
       loads: this.#guard.totals(),
     })
@@ -453,6 +470,13 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       return
     }
     this.#options.log.info({ agentId: this.agentId }, 'invalidation channels live')
+    // Tuning published while the channel was down is missed; the latest is kept in a key.
+    this.#data
+      .get(this.#options.names.tuningKey)
+      .then((text) => {
+        if (text !== null) this.#tuning.receive(text)
+      })
+      .catch(() => {})
     this.#view
       .reload()
       .then(() => {
@@ -472,6 +496,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     else if (channel === this.#fillChannel) this.#guard.onFillMessage(payload.toString())
     else if (channel === names.registryChannel) this.#view.onMessage(payload.toString())
     else if (channel === names.invalidationChannel) this.#bus.receive(payload.toString())
+    else if (channel === names.tuningChannel) this.#tuning.receive(payload.toString())
   }
 
   readonly #readSampled = (key: RedisKey, name: string, weight: number): Promise<string | null> =>

@@ -61,7 +61,7 @@ function openChannels(
   const { names, agentId, log } = options
   // The stampede guard's lease announcements ride on the agent's subscriber, which resubscribes every channel
   // after a reconnect (with its new CLIENT ID first); the agent hands them to the guard.
-  const channels = [names.registryChannel, names.invalidationChannel, fillChannel(names)]
+  const channels = [names.registryChannel, names.invalidationChannel, names.tuningChannel, fillChannel(names)]
   if (data instanceof Cluster) {
     return new ClusterTracking(data, { channels, onMessage, connections, agentId, log })
   }

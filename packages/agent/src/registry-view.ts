@@ -101,6 +101,11 @@ export class RegistryView {
     return this.#loaded
   }
 
+  /** The registered keys. */
+  keys(): IterableIterator<string> {
+    return this.#keys.keys()
+  }
+
   values(): IterableIterator<HotKey> {
     return this.#keys.values()
   }

@@ -42,6 +42,12 @@ export interface AgentStats {
   forgedMessages: number
   /** True while every invalidation channel is live, which is when L1 may be filled and used. */
   invalidationChannelUp: boolean
+  /**
+   * The report floor in force (the control plane lowers it as the fleet grows), and the keys the control plane
+   * asked this agent to watch (reported whenever requested).
+   */
+  reportFloor: number
+  watchedKeys: number
   /** Registered keys by mitigation, as this agent sees the registry. */
   hotKeys: Record<Mitigation, number>
   /**
@@ -91,6 +97,8 @@ export interface StatsSources {
   l1Entries: number
   registryVersion: number
   invalidationChannelUp: boolean
+  reportFloor: number
+  watchedKeys: number
   hotKeys: Iterable<{ mitigation: Mitigation }>
   /** The stampede guard's totals. */
   loads: KeyStats
@@ -119,6 +127,8 @@ export function statsSnapshot(counters: AgentCounters, sources: StatsSources): A
     badMessages: c.badMessages,
     forgedMessages: c.forgedMessages,
     invalidationChannelUp: sources.invalidationChannelUp,
+    reportFloor: sources.reportFloor,
+    watchedKeys: sources.watchedKeys,
     hotKeys,
     stampede: { calls: c.loadCalls, ...sources.loads },
     coalescedReads: { sent: c.coalescedReadsSent, joined: c.coalescedReadsJoined },

@@ -1,4 +1,5 @@
 import type { z } from 'zod'
+import { DetectionTuning } from './detection-tuning.js'
 import { MalformedMessageError, WireVersionMismatchError } from './errors.js'
 import { Invalidation } from './invalidation.js'
 import { RegistryEvent, type RegistryEventInput } from './registry.js'
@@ -35,6 +36,16 @@ export function encodeSnapshot(snapshot: RegistrySnapshotInput): string {
 /** Encode an invalidation as JSON. */
 export function encodeInvalidation(invalidation: Invalidation): string {
   return JSON.stringify(invalidation)
+}
+
+/** Encode a detection tuning message as JSON. */
+export function encodeTuning(tuning: DetectionTuning): string {
+  return JSON.stringify(tuning)
+}
+
+/** Decode a detection tuning message without throwing. */
+export function safeDecodeTuning(text: string): DecodeResult<DetectionTuning> {
+  return decode(DetectionTuning, 'tuning', text)
 }
 
 /** Decode a window report; throws MalformedMessageError or WireVersionMismatchError. */

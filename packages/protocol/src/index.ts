@@ -9,12 +9,15 @@ export {
   encodeRegistryEvent,
   encodeReport,
   encodeSnapshot,
+  encodeTuning,
   STREAM_FIELD,
   safeDecodeInvalidation,
   safeDecodeRegistryEvent,
   safeDecodeReport,
   safeDecodeSnapshot,
+  safeDecodeTuning,
 } from './codec.js'
+export { DetectionTuning, MAX_WATCHED_KEYS } from './detection-tuning.js'
 export {
   InvalidNamespaceError,
   MalformedMessageError,

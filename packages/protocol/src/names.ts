@@ -28,6 +28,10 @@ export interface HeatsinkNames {
   readonly registryChannel: string
   /** Pub/sub channel carrying encoded `Invalidation`s. */
   readonly invalidationChannel: string
+  /** Pub/sub channel carrying encoded `DetectionTuning` messages. */
+  readonly tuningChannel: string
+  /** String holding the latest encoded `DetectionTuning`, read by agents when they (re)subscribe. */
+  readonly tuningKey: string
   /**
    * Redis hash with fields `version` (the registry version, an integer) and `snapshot` (an encoded
    * `RegistrySnapshot` of that version). A hash, so one script can compare versions and replace both.
@@ -100,6 +104,8 @@ export function createNames(
     consumerGroup: `${namespace}:aggregators`,
     registryChannel: `${namespace}:registry`,
     invalidationChannel: `${namespace}:invalidate`,
+    tuningChannel: `${namespace}:tuning`,
+    tuningKey: `${namespace}:tuning:latest`,
     registrySnapshotKey: `${namespace}:registry:snapshot`,
     leaseKey: (key: string) => `${leasePrefix}${sameSlotTag(key)}:${key}`,
     agentsKey: `${namespace}:agents`,

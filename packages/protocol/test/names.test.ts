@@ -8,6 +8,8 @@ function allNames(names: ReturnType<typeof createNames>): string[] {
     names.consumerGroup,
     names.registryChannel,
     names.invalidationChannel,
+    names.tuningChannel,
+    names.tuningKey,
     names.registrySnapshotKey,
     names.leaseKey('product:1'),
     names.agentsKey,
@@ -23,6 +25,8 @@ describe('createNames', () => {
     expect(names.consumerGroup).toBe('heatsink:aggregators')
     expect(names.registryChannel).toBe('heatsink:registry')
     expect(names.invalidationChannel).toBe('heatsink:invalidate')
+    expect(names.tuningChannel).toBe('heatsink:tuning')
+    expect(names.tuningKey).toBe('heatsink:tuning:latest')
     expect(names.registrySnapshotKey).toBe('heatsink:registry:snapshot')
     expect(names.leaseKey('product:12345')).toBe('heatsink:lease:{41q}:product:12345')
     expect(names.agentsKey).toBe('heatsink:agents')

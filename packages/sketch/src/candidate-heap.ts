@@ -50,6 +50,20 @@ export class CandidateHeap {
     return top
   }
 
+  /** Removes a candidate from anywhere in the heap. */
+  remove(candidate: Candidate): void {
+    const items = this.#items
+    const index = candidate.heapIndex
+    if (index < 0 || items[index] !== candidate) return
+    const last = items.pop() as Candidate
+    candidate.heapIndex = -1
+    if (last === candidate) return
+    items[index] = last
+    last.heapIndex = index
+    this.#siftDown(index)
+    this.#siftUp(last.heapIndex)
+  }
+
   values(): readonly Candidate[] {
     return this.#items
   }

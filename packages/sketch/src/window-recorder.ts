@@ -10,11 +10,16 @@ export interface WindowRecorderOptions extends CountMinSketchOptions {
   topK?: number
   /** Keys tracked as candidates; more than topK so that keys near the cut keep exact counts. */
   capacity?: number
-  /** A key whose count in one window reaches this is always reported, even beyond topK. */
+  /**
+   * A key whose count in one window reaches this is always reported, even beyond topK. The control plane lowers
+   * it as the fleet grows (setReportFloor), so that a key hot cluster-wide is reported by at least one agent.
+   */
   reportFloor?: number
+  /** The count at which onFloorCrossed fires (the fast path); default reportFloor. Not changed by setReportFloor. */
+  fastFloor?: number
   /** Hard limit on tracked keys when more than `capacity` keys reach the report floor in one window. */
   maxCandidates?: number
-  /** Called once per key per window, on the request that takes it to the report floor: a fast path. */
+  /** Called once per key per window, on the request that takes it to the fast floor: a fast path. */
   onFloorCrossed?: (key: string, count: number) => void
   /** Start of the first window (epoch ms); later windows start where the previous one was rolled over. */
   windowStart?: number
@@ -72,12 +77,16 @@ export class WindowRecorder {
   readonly sketch: CountMinSketch
   readonly topK: number
   readonly capacity: number
-  readonly reportFloor: number
   readonly maxCandidates: number
+  readonly fastFloor: number
+  #reportFloor: number
   readonly #onFloorCrossed: ((key: string, count: number) => void) | undefined
   readonly #hasher: KeyHasher
   readonly #byKey = new Map<string, Candidate>()
   readonly #heap = new CandidateHeap()
+  // Pinned keys: counted exactly, never evicted, reported whenever seen (pin()). Outside the heap, so eviction
+  // cannot reach them.
+  readonly #pinned = new Map<string, Candidate>()
   readonly #scratch: Uint32Array
   readonly #widthBits: number
   readonly #deferCold: boolean
@@ -93,7 +102,8 @@ export class WindowRecorder {
     this.sketch = new CountMinSketch(options)
     this.topK = positiveInteger('topK', options.topK ?? DEFAULT_TOP_K)
     this.capacity = positiveInteger('capacity', options.capacity ?? Math.max(256, 4 * this.topK))
-    this.reportFloor = positiveInteger('reportFloor', options.reportFloor ?? DEFAULT_REPORT_FLOOR)
+    this.#reportFloor = positiveInteger('reportFloor', options.reportFloor ?? DEFAULT_REPORT_FLOOR)
+    this.fastFloor = positiveInteger('fastFloor', options.fastFloor ?? this.#reportFloor)
     this.maxCandidates = positiveInteger('maxCandidates', options.maxCandidates ?? 16 * this.capacity)
     if (this.capacity < this.topK) throw new InvalidSketchOptionError('capacity', 'must be at least topK')
     if (this.maxCandidates < this.capacity) {
@@ -105,6 +115,48 @@ export class WindowRecorder {
     this.#scratch = new Uint32Array(this.sketch.depth)
     this.#widthBits = Math.log2(this.sketch.width)
     this.#hasher = new KeyHasher(this.sketch.seed)
+  }
+
+  /** The count at which a key is reported whatever its rank. */
+  get reportFloor(): number {
+    return this.#reportFloor
+  }
+
+  /** Changes the report floor from now on (keys already past the new floor are reported at rollover). */
+  setReportFloor(floor: number): void {
+    this.#reportFloor = positiveInteger('reportFloor', floor)
+  }
+
+  /**
+   * Pins exactly these keys: each is counted exactly from now on (a key not tracked yet starts from its sketch
+   * estimate, an upper bound), is never evicted, and is reported in every window in which it was requested,
+   * however low its count. The control plane pins the keys whose cluster-wide sum needs every agent's count:
+   * registered keys and keys it is watching. A key unpinned goes back to the sketch with its count.
+   */
+  pin(keys: Iterable<string>): void {
+    this.#drain()
+    const wanted = new Set(keys)
+    for (const [key, candidate] of this.#pinned) {
+      if (wanted.has(key)) continue
+      this.#pinned.delete(key)
+      this.#byKey.delete(key)
+      this.sketch.addAtCells(candidate.cells, candidate.count - candidate.prior)
+    }
+    for (const key of wanted) {
+      if (this.#pinned.has(key)) continue
+      let candidate = this.#byKey.get(key)
+      if (candidate !== undefined) {
+        this.#heap.remove(candidate)
+      } else {
+        candidate = new Candidate(key, this.sketch.depth)
+        this.sketch.cellsOf(key, candidate.cells)
+        const estimate = this.sketch.estimateAtCells(candidate.cells)
+        candidate.count = estimate
+        candidate.prior = estimate
+        this.#byKey.set(key, candidate)
+      }
+      this.#pinned.set(key, candidate)
+    }
   }
 
   /** Start of the open window (epoch ms). */
@@ -151,7 +203,7 @@ export class WindowRecorder {
 
   #countCandidate(candidate: Candidate, key: string, write: boolean): number {
     const count = ++candidate.count
-    if (count === this.reportFloor) this.#onFloorCrossed?.(key, count)
+    if (count === this.fastFloor) this.#onFloorCrossed?.(key, count)
     return write ? ++candidate.writes : ++candidate.reads
   }
 
@@ -166,7 +218,7 @@ export class WindowRecorder {
     // which under uniform traffic made recording 40% slower.
     if (
       (estimate > this.#heap.floor() && estimate > this.#total >>> this.#widthBits) ||
-      estimate >= this.reportFloor ||
+      estimate >= this.#reportFloor ||
       this.#heap.size < this.capacity
     ) {
       return this.#admit(key, estimate, write) ? 1 : 0
@@ -212,6 +264,8 @@ export class WindowRecorder {
     const copy = CountMinSketch.fromCells(this.sketch.toCells(), this.sketch.total, this.sketch)
     for (const candidate of this.#heap.values())
       copy.addAtCells(candidate.cells, candidate.count - candidate.prior)
+    for (const candidate of this.#pinned.values())
+      copy.addAtCells(candidate.cells, candidate.count - candidate.prior)
     return copy
   }
 
@@ -240,22 +294,20 @@ export class WindowRecorder {
     return [...this.#heap.values()].sort((a, b) => b.count - a.count)
   }
 
-  // The top K, then every further key at or above the report floor.
+  // The top K, then every further key at or above the report floor, then every pinned key requested; highest
+  // first.
   #hitters(tracked: readonly Candidate[]): HeavyHitter[] {
     const hitters: HeavyHitter[] = []
     for (let i = 0; i < tracked.length; i++) {
       const candidate = tracked[i] as Candidate
-      const count = candidate.count
-      if (count === 0 || (i >= this.topK && count < this.reportFloor)) break
-      hitters.push({
-        key: candidate.key,
-        count,
-        reads: candidate.reads,
-        writes: candidate.writes,
-        misses: candidate.misses,
-      })
+      if (candidate.count === 0 || (i >= this.topK && candidate.count < this.#reportFloor)) break
+      hitters.push(hitterOf(candidate))
     }
-    return hitters
+    if (this.#pinned.size === 0) return hitters
+    for (const candidate of this.#pinned.values()) {
+      if (candidate.count > 0) hitters.push(hitterOf(candidate))
+    }
+    return hitters.sort((a, b) => b.count - a.count)
   }
 
   // Keeps the strongest candidates into the next window with zeroed counts: a key that stays hot is then
@@ -266,17 +318,14 @@ export class WindowRecorder {
     this.#overflowed = 0
     this.#total = 0
     this.#windowStart = windowStart
+    for (const candidate of this.#pinned.values()) resetCounts(candidate)
     for (let i = 0; i < tracked.length; i++) {
       const candidate = tracked[i] as Candidate
       if (i >= this.capacity) {
         this.#byKey.delete(candidate.key)
         continue
       }
-      candidate.count = 0
-      candidate.prior = 0
-      candidate.reads = 0
-      candidate.writes = 0
-      candidate.misses = 0
+      resetCounts(candidate)
       this.#heap.push(candidate)
     }
   }
@@ -287,8 +336,8 @@ export class WindowRecorder {
       candidate = new Candidate(key, this.sketch.depth)
     } else {
       const weakest = this.#heap.min() as Candidate
-      if (estimate <= weakest.count && estimate < this.reportFloor) return false
-      if (weakest.count >= this.reportFloor) {
+      if (estimate <= weakest.count && estimate < this.#reportFloor) return false
+      if (weakest.count >= this.#reportFloor) {
         // Every tracked key must be reported this window, so grow rather than evict one of them.
         if (this.#heap.size >= this.maxCandidates) {
           this.#overflowed++
@@ -312,11 +361,24 @@ export class WindowRecorder {
     candidate.cells.set(this.#scratch)
     this.#heap.push(candidate)
     this.#byKey.set(key, candidate)
-    if (estimate === this.reportFloor || (estimate > this.reportFloor && estimate - 1 < this.reportFloor)) {
+    if (estimate === this.fastFloor || (estimate > this.fastFloor && estimate - 1 < this.fastFloor)) {
       this.#onFloorCrossed?.(key, estimate)
     }
     return true
   }
+}
+
+function hitterOf(candidate: Candidate): HeavyHitter {
+  const { key, count, reads, writes, misses } = candidate
+  return { key, count, reads, writes, misses }
+}
+
+function resetCounts(candidate: Candidate): void {
+  candidate.count = 0
+  candidate.prior = 0
+  candidate.reads = 0
+  candidate.writes = 0
+  candidate.misses = 0
 }
 
 function positiveInteger(option: string, value: number): number {

@@ -147,3 +147,73 @@ describe('WindowRecorder with deferColdKeys', () => {
     for (const [key, count] of top) expect(summary.hitters.find((h) => h.key === key)?.count).toBe(count)
   })
 })
+
+describe('WindowRecorder, tuned by the control plane', () => {
+  it('reports every key at a lowered report floor, and only keys past the new floor', () => {
+    const recorder = new WindowRecorder({ topK: 1, capacity: 4, reportFloor: 100 })
+    record(recorder, 'a', 9)
+    record(recorder, 'b', 3)
+    record(recorder, 'c', 2)
+    recorder.setReportFloor(3)
+    expect(recorder.reportFloor).toBe(3)
+    expect(recorder.rollover(1000).hitters.map((h) => h.key)).toEqual(['a', 'b'])
+    expect(() => recorder.setReportFloor(0)).toThrow(InvalidSketchOptionError)
+  })
+
+  it('keeps the fast path at its own floor when the report floor moves', () => {
+    const crossed: string[] = []
+    const recorder = new WindowRecorder({
+      reportFloor: 50,
+      fastFloor: 50,
+      onFloorCrossed: (key) => crossed.push(key),
+    })
+    recorder.setReportFloor(2)
+    record(recorder, 'warm', 10)
+    expect(crossed).toEqual([])
+    record(recorder, 'warm', 40)
+    expect(crossed).toEqual(['warm'])
+  })
+
+  it('counts a pinned key exactly and reports it whenever it was requested, however low its count', () => {
+    const recorder = new WindowRecorder({ topK: 1, capacity: 1, reportFloor: 100 })
+    recorder.pin(['thin:hot'])
+    record(recorder, 'heavy', 50)
+    record(recorder, 'thin:hot', 2)
+    record(recorder, 'thin:hot', 1, true)
+    // Cold keys that take the one candidate slot in turn cannot evict a pinned key.
+    for (let i = 0; i < 100; i++) record(recorder, `cold:${i}`, 1)
+    const hitters = recorder.rollover(1000).hitters
+    expect(hitters).toContainEqual({ key: 'thin:hot', count: 3, reads: 2, writes: 1, misses: 0 })
+    expect(hitters.length).toBe(2)
+    // Pinned keys stay pinned into the next window, counted from zero; not reported when not requested.
+    record(recorder, 'heavy', 5)
+    expect(recorder.rollover(2000).hitters.map((h) => h.key)).toEqual(['heavy'])
+    record(recorder, 'thin:hot', 1)
+    expect(recorder.rollover(3000).hitters).toContainEqual({
+      key: 'thin:hot',
+      count: 1,
+      reads: 1,
+      writes: 0,
+      misses: 0,
+    })
+  })
+
+  it('takes over a key already tracked when pinned, and hands an unpinned key back to the sketch', () => {
+    const recorder = new WindowRecorder({ topK: 2, capacity: 2, reportFloor: 100, windowStart: 0 })
+    record(recorder, 'a', 7)
+    recorder.pin(['a'])
+    record(recorder, 'a', 3)
+    expect(recorder.estimate('a')).toBe(10)
+    recorder.pin([])
+    // Its count went back into the sketch: the estimate stays an upper bound.
+    expect(recorder.estimate('a')).toBeGreaterThanOrEqual(10)
+    const pinnedLate = new WindowRecorder({ topK: 1, capacity: 1, reportFloor: 100 })
+    record(pinnedLate, 'heavy', 50)
+    record(pinnedLate, 'late', 4)
+    pinnedLate.pin(['late'])
+    record(pinnedLate, 'late', 1)
+    const late = pinnedLate.rollover(1000).hitters.find((h) => h.key === 'late')
+    expect(late?.count).toBeGreaterThanOrEqual(5)
+    expect(late?.reads).toBe(1)
+  })
+})
