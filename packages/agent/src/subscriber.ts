@@ -30,6 +30,7 @@ export class Subscriber {
     )
     connection.on('ready', () => void this.#subscribe())
     connection.on('close', () => this.#lost())
+    onServerClose(connection, () => this.#lost())
   }
 
   /** The server's id for this connection while subscribed; undefined otherwise. */
@@ -72,4 +73,14 @@ export class Subscriber {
     if (this.state.up) this.#log.info({ channels: this.#channels }, 'subscriber connection lost')
     this.state.set(false)
   }
+}
+
+/**
+ * Calls `lost` as soon as the server closes the connection: on the socket's 'end' (the EOF read, in the event
+ * loop's poll phase), a full turn before ioredis's 'close' (from the handle's close callback). L1 hits answer
+ * without yielding to I/O, so in that turn a read could return a value whose invalidation died with the
+ * connection (measured by test/faults/subscriber-kill.test.ts: a write acknowledged, then a stale L1 hit).
+ */
+export function onServerClose(connection: Redis, lost: () => void): void {
+  connection.on('connect', () => connection.stream.once('end', lost))
 }

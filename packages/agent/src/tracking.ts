@@ -3,7 +3,7 @@ import { ChannelState } from './channel-state.js'
 import type { ReplyFill } from './core/reply-cache.js'
 import type { Fill } from './l1-cache.js'
 import type { AgentLogger } from './options.js'
-import type { Subscriber } from './subscriber.js'
+import { onServerClose, type Subscriber } from './subscriber.js'
 
 /** The channel Redis publishes tracking invalidations on when they are redirected to a RESP2 connection. */
 export const TRACKING_CHANNEL = '__redis__:invalidate'
@@ -42,6 +42,7 @@ export class TrackedConnection {
     this.#log = log
     connection.on('ready', () => void this.#redirect())
     connection.on('close', () => this.#lost())
+    onServerClose(connection, () => this.#lost())
     subscriber.state.watch((up) => {
       if (up) void this.#redirect()
       else this.#lost()
