@@ -135,6 +135,7 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
     },
     replicaId: config.replicaId,
     now: () => clock.now(),
+    registryKey: config.registryKey,
     log,
     metrics: {
       claimed: metrics.ingestClaimed,

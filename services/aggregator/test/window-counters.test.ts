@@ -76,14 +76,34 @@ describe('WindowCounters', () => {
 
   it('returns keys that rose to half the threshold as warm, once per rise, so they can be judged over a sliding second', async () => {
     const c = counters()
-    expect(await c.apply(report('a1', { k: 400 }))).toEqual({ crossings: [], warm: [] })
+    expect(await c.apply(report('a1', { k: 400 }))).toEqual({ crossings: [], warm: [], unresolved: [] })
     const rose = await c.apply(report('a2', { k: 200, other: 10 }))
     expect(rose).toEqual({
       crossings: [],
       warm: [{ key: 'k', windowStart: WINDOW, count: 600, writes: 0, misses: 0 }],
+      unresolved: [],
     })
     // A replay raises nothing, so nothing is returned.
-    expect(await c.apply(report('a2', { k: 200 }))).toEqual({ crossings: [], warm: [] })
+    expect(await c.apply(report('a2', { k: 200 }))).toEqual({ crossings: [], warm: [], unresolved: [] })
+  })
+
+  it('returns as unresolved the keys whose bound, counting the agents that did not report them, reaches the threshold', async () => {
+    const c = counters()
+    // 100 agents told to report keys seen 10 times: an agent silent about a key saw it at most 9 times.
+    const fleet = { activeAgents: 100, reportFloor: 10 }
+    const first = await c.apply(report('a1', { thin: 20, cold: 10 }), fleet)
+    // thin: 20 + 99 x 9 = 911 < 1000 would rule it out; cold too. Neither is returned yet.
+    expect(first.unresolved).toEqual([])
+    for (let agent = 2; agent <= 10; agent++) await c.apply(report(`a${agent}`, { thin: 15 }), fleet)
+    // 10 reporters: 20 + 9 x 15 = 155, bound 155 + 90 x 9 = 965: still short.
+    const more = await c.apply(report('a11', { thin: 60 }), fleet)
+    // 11 reporters: 215 + 89 x 9 = 1016 >= 1000: it may be hot, so it is watched.
+    expect(more.unresolved).toEqual([{ key: 'thin', windowStart: WINDOW, count: 215, writes: 0, misses: 0 }])
+    expect(await c.agentsIn(WINDOW)).toBe(11)
+    // Reported by every agent, a key's bound is its sum: no longer unresolved however low.
+    const all = { activeAgents: 2, reportFloor: 10 }
+    await c.apply(report('b1', { spread: 9 }), all)
+    expect((await c.apply(report('b2', { spread: 9 }), all)).unresolved).toEqual([])
   })
 
   it('spreads keys over counter shards and still sums and crosses correctly', async () => {

@@ -10,6 +10,7 @@ import { KeyStatsStore } from '../traffic/key-stats-store.js'
 import { RedisTrafficReader } from '../traffic/redis-traffic-reader.js'
 import { CooldownSweeper } from './cooldown-sweeper.js'
 import { Detector } from './detector.js'
+import { FleetTuner } from './fleet-tuner.js'
 import type { MitigationPolicyOptions } from './mitigation-policy.js'
 import type { RegistryPort } from './registry-port.js'
 
@@ -36,6 +37,8 @@ export interface DetectionEngineOptions {
   settings: DetectionSettings
   replicaId: string
   now: () => number
+  /** Signs the detection tuning published to agents (HEATSINK_REGISTRY_KEY). */
+  registryKey?: string | null
   log: Logger
   metrics: ConsumerMetrics & ReportIngestOptions['metrics'] & Pick<Metrics, 'promotionsAbandoned'>
 }
@@ -46,6 +49,7 @@ export interface DetectionEngineOptions {
  */
 export class DetectionEngine {
   readonly counters: WindowCounters
+  readonly fleet: FleetTuner
   readonly traffic: RedisTrafficReader
   readonly detector: Detector
   readonly #consumer: ReportConsumer
@@ -84,10 +88,20 @@ export class DetectionEngine {
       log,
       abandoned: metrics.promotionsAbandoned,
     })
+    this.fleet = new FleetTuner({
+      redis,
+      names,
+      counters: this.counters,
+      windowMs: settings.windowMs,
+      now,
+      registryKey: options.registryKey ?? null,
+      log,
+    })
     const ingest = new ReportIngest({
       counters: this.counters,
       stats,
       detector: this.detector,
+      fleet: this.fleet,
       now,
       maxReportAgeMs: settings.maxReportAgeMs,
       metrics,
@@ -122,6 +136,7 @@ export class DetectionEngine {
     await this.#sweeper.sweep()
     await this.#consumer.start()
     this.#every(this.#options.settings.windowMs, () => this.#sweeper.sweep())
+    this.#every(this.#options.settings.windowMs, () => this.fleet.tick())
     this.#every(1000, () => this.detector.retryPending())
   }
 

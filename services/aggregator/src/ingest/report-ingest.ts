@@ -1,5 +1,6 @@
 import type { Logger } from 'pino'
 import type { Detector } from '../detection/detector.js'
+import type { FleetTuner } from '../detection/fleet-tuner.js'
 import type { KeyStatsStore } from '../traffic/key-stats-store.js'
 import type { ReceivedReport } from './report-consumer.js'
 import type { Crossing, WindowCounters } from './window-counters.js'
@@ -8,6 +9,8 @@ export interface ReportIngestOptions {
   counters: WindowCounters
   stats: KeyStatsStore
   detector: Detector
+  /** Sizes reporting to the fleet and watches keys whose sum is not settled yet. */
+  fleet?: FleetTuner
   now: () => number
   /** Reports whose window ended longer ago than this describe traffic too old to act on. */
   maxReportAgeMs: number
@@ -38,7 +41,7 @@ export class ReportIngest {
 
   /** Applies a batch; resolves when every report's effects are in Redis (and promotions are requested). */
   readonly process = async (received: readonly ReceivedReport[]): Promise<void> => {
-    const { counters, stats, detector, now, maxReportAgeMs, metrics } = this.#options
+    const { counters, stats, detector, fleet, now, maxReportAgeMs, metrics } = this.#options
     await Promise.all(
       received.map(async ({ report }) => {
         const windowEnd = report.windowStart + report.windowMs
@@ -47,7 +50,11 @@ export class ReportIngest {
           metrics.stale.inc()
           return
         }
-        const [{ crossings, warm }] = await Promise.all([counters.apply(report), stats.record(report)])
+        const [{ crossings, warm, unresolved }] = await Promise.all([
+          counters.apply(report, fleet),
+          stats.record(report),
+        ])
+        if (fleet !== undefined && warm.length + unresolved.length > 0) fleet.watch([...warm, ...unresolved])
         metrics.reports.inc()
         metrics.entries.inc(report.candidates.length)
         if (!report.partial) metrics.reportLag.observe(Math.max(0, age) / 1000)

@@ -21,6 +21,16 @@ export interface Applied {
   crossings: Crossing[]
   /** Below the threshold in this window but at least half of it: worth judging over a sliding second. */
   warm: Crossing[]
+  /** Below half the threshold, but possibly at it once the agents that did not report them are counted. */
+  unresolved: Crossing[]
+}
+
+/** What the control plane told agents about reporting, which bounds what unreported agents saw. */
+export interface FleetReporting {
+  /** Agents reporting, as the control plane knows the fleet. */
+  readonly activeAgents: number
+  /** The report floor agents were told. */
+  readonly reportFloor: number
 }
 
 export interface WindowCountersOptions {
@@ -60,15 +70,22 @@ export class WindowCounters {
     return this.#options.windowMs
   }
 
-  /** Folds a report's candidates into the sums; resolves to the keys that crossed or warmed with it. */
-  async apply(report: WindowReport): Promise<Applied> {
+  /** Folds a report's candidates into the sums; resolves to the keys that crossed, warmed, or need watching. */
+  async apply(report: WindowReport, fleet: FleetReporting = SINGLE_AGENT): Promise<Applied> {
     const { shards, names, retainMs } = this.#options
     const byShard = new Map<number, Array<string | number>>()
     for (const candidate of report.candidates) {
       const shard = counterShard(candidate.key, shards)
       let args = byShard.get(shard)
       if (args === undefined) {
-        args = [report.agentId, this.#hotPerWindow, retainMs, Math.ceil(this.#hotPerWindow / 2)]
+        args = [
+          report.agentId,
+          this.#hotPerWindow,
+          retainMs,
+          Math.ceil(this.#hotPerWindow / 2),
+          Math.max(1, fleet.activeAgents),
+          fleet.reportFloor,
+        ]
         byShard.set(shard, args)
       }
       args.push(candidate.key, candidate.count, candidate.writes, candidate.misses)
@@ -78,7 +95,7 @@ export class WindowCounters {
         aggregatorScripts.applyReport(this.#redis, names.windowCountersKey(report.windowStart, shard), args),
       ),
     )
-    const applied: Applied = { crossings: [], warm: [] }
+    const applied: Applied = { crossings: [], warm: [], unresolved: [] }
     for (const flat of results) {
       for (let i = 0; i < flat.length; i += 5) {
         const found: Crossing = {
@@ -88,8 +105,10 @@ export class WindowCounters {
           writes: Number(flat[i + 2]),
           misses: Number(flat[i + 3]),
         }
-        if (Number(flat[i + 4]) === 1) applied.crossings.push(found)
-        else applied.warm.push(found)
+        const kind = Number(flat[i + 4])
+        if (kind === 1) applied.crossings.push(found)
+        else if (kind === 0) applied.warm.push(found)
+        else applied.unresolved.push(found)
       }
     }
     return applied
@@ -114,4 +133,18 @@ export class WindowCounters {
         : { count: Number(count), writes: Number(writes ?? 0), misses: Number(misses ?? 0) },
     )
   }
+
+  /** How many agents reported in the window starting at windowStart (the most any counter shard saw). */
+  async agentsIn(windowStart: number): Promise<number> {
+    const { shards, names } = this.#options
+    const counts = await Promise.all(
+      Array.from({ length: shards }, (_, shard) =>
+        this.#redis.hget(names.windowCountersKey(windowStart, shard), ' agents'),
+      ),
+    )
+    return Math.max(0, ...counts.map((count) => Number(count ?? 0)))
+  }
 }
+
+// Without tuning every agent reports at its own floor; with one agent, no key goes unreported.
+const SINGLE_AGENT: FleetReporting = { activeAgents: 1, reportFloor: 1 }

@@ -7,16 +7,27 @@ ARGV[2]   hot threshold: requests per window at which a key is promoted
 ARGV[3]   the hash's lifetime in milliseconds
 ARGV[4]   warm floor: a key this report takes to at least this (but below the threshold) is returned too, so
           the caller can judge it over a sliding second rather than this window alone
-ARGV[5..] groups of four: key, count, writes, misses (cumulative for the window, as this agent reported them)
+ARGV[5]   agents reporting (the fleet's size as the control plane knows it)
+ARGV[6]   the report floor agents were told: an agent that did not report a key saw it fewer times than this
+ARGV[7..] groups of four: key, count, writes, misses (cumulative for the window, as this agent reported them)
 
 Returns   a flat array, groups of five, for the keys whose cluster-wide count crossed the threshold with this
-          report (crossed = 1) or rose to the warm floor or above without crossing (crossed = 0):
-          key, count, writes, misses (the new sums), crossed
+          report (crossed = 1), rose to the warm floor or above without crossing (crossed = 0), or stayed below
+          both but could still be at the threshold once the agents that did not report it are counted (crossed =
+          2: watch it): key, count, writes, misses (the new sums), crossed
+
+Watching: a key below the threshold may be hot cluster-wide yet spread so thinly that most agents saw it fewer
+than floor times and did not report it. Its true sum is at most sum + (agents - reporters) x (floor - 1), the
+upper bound of distributed top-k (TPUT, Cao and Wang 2004). Reporters are counted in ' r\n'<key> only for keys
+whose bound with a single reporter reaches the threshold, so the count is a lower bound (the key may have
+been reported before it qualified) and the bound stays an upper bound.
 
 Fields, all plain integers:
   <agent>\n<key>        the agent's largest count        \n<key>       the cluster-wide count
   ' w'<agent>\n<key>    the agent's largest writes       ' w\n'<key>   the cluster-wide writes
   ' m'<agent>\n<key>    the agent's largest misses       ' m\n'<key>   the cluster-wide misses
+  ' r\n'<key>           agents that reported the key (see Watching)
+  ' a'<agent>           1 once the agent reported in this window ' agents'    agents that reported in it
 Counts are cumulative within a window, so for each agent and key only the largest value seen is kept and only
 its increase is added to the sums: a report applied twice, or after a later one, adds nothing.
 
@@ -28,7 +39,9 @@ local hash = KEYS[1]
 local agent = ARGV[1]
 local threshold = tonumber(ARGV[2])
 local warm = tonumber(ARGV[4])
-local FIRST = 5
+local agents = tonumber(ARGV[5])
+local slack = tonumber(ARGV[6]) - 1
+local FIRST = 7
 local groups = (#ARGV - FIRST + 1) / 4
 
 -- unpack() is bounded by the Lua C stack (about 8000 values), so long argument lists go in chunks.
@@ -95,10 +108,13 @@ local function fold(p, reported)
   return total
 end
 
+if redis.call('HSETNX', hash, ' a' .. agent, 1) == 1 then redis.call('HINCRBY', hash, ' agents', 1) end
+
 for i = 1, groups do
   local base = FIRST + 4 * (i - 1)
   local p = at[i]
   local sum = tonumber(values[p + 1] or 0)
+  local first = values[p] == false or values[p] == nil
   local newSum = fold(p, tonumber(ARGV[base + 1]))
   local writes = wAt[i] and fold(wAt[i], tonumber(ARGV[base + 2]))
   local misses = mAt[i] and fold(mAt[i], tonumber(ARGV[base + 3]))
@@ -111,6 +127,22 @@ for i = 1, groups do
     crossed[n + 3] = writes or tonumber(redis.call('HGET', hash, ' w\n' .. key) or 0)
     crossed[n + 4] = misses or tonumber(redis.call('HGET', hash, ' m\n' .. key) or 0)
     crossed[n + 5] = newSum >= threshold and 1 or 0
+  elseif newSum < warm and slack > 0 and newSum + (agents - 1) * slack >= threshold then
+    local key = ARGV[base]
+    local reporters
+    if first then
+      reporters = redis.call('HINCRBY', hash, ' r\n' .. key, 1)
+    else
+      reporters = tonumber(redis.call('HGET', hash, ' r\n' .. key) or 1)
+    end
+    if newSum + math.max(0, agents - reporters) * slack >= threshold then
+      local n = #crossed
+      crossed[n + 1] = key
+      crossed[n + 2] = newSum
+      crossed[n + 3] = writes or 0
+      crossed[n + 4] = misses or 0
+      crossed[n + 5] = 2
+    end
   end
 end
 if #updates > 0 then hset(updates) end
