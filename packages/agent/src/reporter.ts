@@ -164,6 +164,7 @@ export class Reporter {
       windowMs,
       total,
       dropped,
+      registryVersion: this.#options.view.version,
       partial,
       candidates: candidates(hitters),
       hotKeyStats,

@@ -27,6 +27,15 @@ export {
 export { AgentId, EpochMs, MAX_AGENT_ID_LENGTH, MAX_KEY_BYTES, RedisKey } from './fields.js'
 export { Invalidation, MAX_INVALIDATION_KEYS } from './invalidation.js'
 export { KEY_HASH_LENGTH, KeyHash, keyHash } from './key-hash.js'
+export type {
+  AgentStatus,
+  KeyStatsBody,
+  LiveFrame,
+  LiveHotKey,
+  LiveState,
+  RatePoint,
+  RegistryChange,
+} from './live-view.js'
 export { MAX_SPLIT_FACTOR, Mitigation, SplitFactor } from './mitigation.js'
 export {
   createNames,

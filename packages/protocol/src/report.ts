@@ -58,6 +58,11 @@ export const WindowReport = z.object({
   /** Reports this agent dropped (not delivered) since its last delivered one. */
   dropped: Count,
   /**
+   * The registry version the agent held when it sent the report, so operators see agents that lag behind the
+   * registry. Optional: agents older than this field leave it out, and it needs no new wire version.
+   */
+  registryVersion: Count.optional(),
+  /**
    * Sent before the window closed, because a key crossed the agent's fast-report floor: counts so far.
    * The window's final report follows with partial false.
    */

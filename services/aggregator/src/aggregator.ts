@@ -11,7 +11,10 @@ import { createPgliteDatabase } from './db/pglite-database.js'
 import { DetectionEngine } from './detection/detection-engine.js'
 import { type ApiServer, buildApi } from './http/app.js'
 import type { ReadinessProbe } from './http/ops-routes.js'
+import { LiveFeed } from './live/live-feed.js'
+import { LiveStateReader } from './live/live-state-reader.js'
 import { createMetrics, type Metrics } from './metrics.js'
+import { EventLog } from './registry/event-log.js'
 import { RegistryPublisher } from './registry/registry-publisher.js'
 import { RegistryService } from './registry/registry-service.js'
 import { Ticker } from './ticker.js'
@@ -149,6 +152,22 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
     },
   })
   const traffic: TrafficReader = options.trafficReader ?? detection.traffic
+  const events = new EventLog(db)
+  const feed = new LiveFeed({
+    reader: new LiveStateReader({
+      registry,
+      events,
+      agents: detection.agents,
+      traffic,
+      counters: detection.counters,
+      hotRps: config.hotRps,
+      coolRps: config.coolRps,
+      windowMs: config.windowMs,
+    }),
+    windowMs: config.windowMs,
+    latestCompleteWindow: () => detection.traffic.latestCompleteWindow(),
+    log,
+  })
   const app = buildApi({
     registry,
     traffic,
@@ -159,6 +178,7 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
     // Requests in progress get three quarters of the shutdown deadline; the rest is for closing Redis and the
     // database after them, so a stop that cuts a slow client off still ends cleanly and in time.
     closeTimeoutMs: Math.floor(config.shutdownTimeoutMs * 0.75),
+    operators: { feed, agents: detection.agents, events, keyStats: detection.keyStats },
   })
 
   const added: Component[] = []
@@ -203,7 +223,10 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
       }
       url = await app.listen({ port: config.port, host: config.host })
     },
-    stop: () => app.close(),
+    stop: async () => {
+      await app.close()
+      feed.close()
+    },
   }
 
   return {

@@ -1,8 +1,9 @@
 import type { HeatsinkNames } from '@heatsink/protocol'
 import type { Cluster, Redis } from 'ioredis'
 import type { Logger } from 'pino'
+import { AgentDirectory } from '../agents/agent-directory.js'
 import { reportAdmission } from '../ingest/report-admission.js'
-import { type ConsumerMetrics, ReportConsumer } from '../ingest/report-consumer.js'
+import { type ConsumerMetrics, type ReceivedReport, ReportConsumer } from '../ingest/report-consumer.js'
 import { ReportIngest, type ReportIngestOptions } from '../ingest/report-ingest.js'
 import { WindowCounters } from '../ingest/window-counters.js'
 import type { Metrics } from '../metrics.js'
@@ -52,6 +53,10 @@ export class DetectionEngine {
   readonly fleet: FleetTuner
   readonly traffic: RedisTrafficReader
   readonly detector: Detector
+  /** Each agent's latest statistics per registered key, for GET /hotkeys/{key}/agents. */
+  readonly keyStats: KeyStatsStore
+  /** The agents whose reports arrive, for GET /agents and the dashboard. */
+  readonly agents: AgentDirectory
   readonly #consumer: ReportConsumer
   readonly #sweeper: CooldownSweeper
   readonly #options: DetectionEngineOptions
@@ -72,6 +77,7 @@ export class DetectionEngine {
       retainMs: Math.max(60_000, settings.coolSeconds * 1000 + 10 * settings.windowMs),
     })
     const stats = new KeyStatsStore(redis, names)
+    this.keyStats = stats
     this.traffic = new RedisTrafficReader({
       counters: this.counters,
       stats,
@@ -107,11 +113,15 @@ export class DetectionEngine {
       metrics,
       log,
     })
+    this.agents = new AgentDirectory(redis, names, settings.windowMs, now)
+    const process = async (batch: ReceivedReport[]) => {
+      await Promise.all([ingest.process(batch), this.agents.record(batch.map((received) => received.report))])
+    }
     this.#consumer = new ReportConsumer({
       redis,
       names,
       consumer: replicaId,
-      process: ingest.process,
+      process,
       admit: reportAdmission({ windowMs: settings.windowMs, maxClockSkewMs: settings.maxClockSkewMs, now }),
       stallMs: settings.ingestStallMs,
       metrics,

@@ -15,11 +15,18 @@ import {
 } from 'fastify-type-provider-zod'
 import type { Logger } from 'pino'
 import type { Registry } from 'prom-client'
+import type { AgentDirectory } from '../agents/agent-directory.js'
 import { InvalidRegistryInputError, RegistryUnavailableError } from '../errors.js'
+import type { LiveFeed } from '../live/live-feed.js'
+import type { EventLog } from '../registry/event-log.js'
 import type { RegistryService } from '../registry/registry-service.js'
+import type { KeyStatsStore } from '../traffic/key-stats-store.js'
 import type { TrafficReader } from '../traffic-reader.js'
 import { drainOnClose } from './connection-drain.js'
+import { dashboardAssets, dashboardDir } from './dashboard-assets.js'
 import { hotkeyRoutes } from './hotkey-routes.js'
+import { insightRoutes } from './insight-routes.js'
+import { liveRoute } from './live-route.js'
 import { opsRoutes, type ReadinessProbe } from './ops-routes.js'
 import { replyError } from './reply-error.js'
 
@@ -39,6 +46,18 @@ export interface ApiOptions {
    * closed at once. Default 5000 ms.
    */
   readonly closeTimeoutMs?: number
+  /** The operators' views: the dashboard at `/`, GET /live, /agents, /events and /hotkeys/{key}/agents. */
+  readonly operators?: OperatorViews
+}
+
+/** What the dashboard and the operators' read routes are served from. */
+export interface OperatorViews {
+  readonly feed: LiveFeed
+  readonly agents: AgentDirectory
+  readonly events: EventLog
+  readonly keyStats: KeyStatsStore
+  /** The built dashboard's directory; default: found next to @heatsink/dashboard's package.json. */
+  readonly dashboardDir?: string | null
 }
 
 // A key may be 1024 bytes of UTF-8, up to 3 characters each once percent-encoded; a longer parameter must reach
@@ -54,7 +73,7 @@ export type ApiServer = FastifyInstance<
   ZodTypeProvider
 >
 
-/** The Fastify app serving the REST API, its OpenAPI document (/docs/json) and docs page (/docs). */
+/** The Fastify app serving the REST API, its OpenAPI document (/docs/json), docs page (/docs) and the dashboard (/). */
 export function buildApi(options: ApiOptions): ApiServer {
   const app = Fastify({
     ...(options.log === undefined ? {} : { loggerInstance: options.log as FastifyBaseLogger }),
@@ -106,6 +125,12 @@ export function buildApi(options: ApiOptions): ApiServer {
     traffic: options.traffic,
     apiToken: options.apiToken,
   })
+  if (options.operators !== undefined) {
+    const { feed, agents, events, keyStats } = options.operators
+    app.register(insightRoutes, { agents, events, keyStats })
+    app.register(liveRoute, { feed })
+    app.register(dashboardAssets, { dir: options.operators.dashboardDir ?? dashboardDir() })
+  }
   app.register(opsRoutes, {
     probes: options.probes,
     metrics: options.metrics,

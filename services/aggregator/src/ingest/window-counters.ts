@@ -114,6 +114,24 @@ export class WindowCounters {
     return applied
   }
 
+  /** Every key's cluster-wide count in the window starting at windowStart, for the live view. */
+  async totals(windowStart: number): Promise<Map<string, number>> {
+    const { shards, names } = this.#options
+    const hashes = await Promise.all(
+      Array.from({ length: shards }, (_, shard) =>
+        this.#redis.hgetall(names.windowCountersKey(windowStart, shard)),
+      ),
+    )
+    const totals = new Map<string, number>()
+    for (const fields of hashes) {
+      // Cluster-wide counts are the fields "\n<key>"; per-agent ones start with the agent id, writes with " w".
+      for (const [field, value] of Object.entries(fields)) {
+        if (field.startsWith('\n')) totals.set(field.slice(1), Number(value))
+      }
+    }
+    return totals
+  }
+
   /** The cluster-wide counts of each key in the window starting at windowStart (absent: not reported). */
   async read(keys: readonly string[], windowStart: number): Promise<Array<KeyCounts | undefined>> {
     const { shards, names } = this.#options

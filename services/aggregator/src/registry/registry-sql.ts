@@ -82,3 +82,18 @@ ORDER BY version`
 /** Keys of active rows whose expiry has passed, soonest first. $1 now. */
 export const SELECT_EXPIRED_KEYS = `SELECT raw_key_bytes FROM hot_key_registry
 WHERE status = 'active' AND expires_at <= $1 ORDER BY expires_at`
+
+const EVENT_COLUMNS = `version, raw_key_bytes, type, actor, reason, requests_per_second, mitigation_type,
+  split_factor, ttl_seconds, source, at, onset_at`
+
+/**
+ * The audit trail, newest first: events above version $1, of the key $2 (a key_hash; null: every key), at most
+ * $3 of them. $1 after_version, $2 key_hash, $3 limit.
+ */
+export const SELECT_RECENT_EVENTS = `SELECT ${EVENT_COLUMNS} FROM hot_key_events
+WHERE version > $1::bigint AND ($2::text IS NULL OR key_hash = $2::text)
+ORDER BY version DESC LIMIT $3::integer`
+
+/** The rate each active key had when it was promoted (null for manual promotions). No parameters. */
+export const SELECT_PROMOTION_RATES = `SELECT raw_key_bytes, requests_per_second FROM hot_key_registry
+WHERE status = 'active'`

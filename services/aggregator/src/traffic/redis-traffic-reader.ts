@@ -22,7 +22,7 @@ export class RedisTrafficReader implements TrafficReader {
   /** The key's cluster-wide rate in the latest complete window (or the one before); null without recent data. */
   async requestsPerSecond(key: string): Promise<number | null> {
     const { counters, windowMs } = this.#options
-    const latest = this.#latestCompleteWindow()
+    const latest = this.latestCompleteWindow()
     for (const window of [latest, latest - windowMs]) {
       const [counts] = await counters.read([key], window)
       if (counts !== undefined) return (counts.count * 1000) / windowMs
@@ -33,7 +33,7 @@ export class RedisTrafficReader implements TrafficReader {
   /** The key's statistics summed over agents with recent reports; undefined when nothing is known. */
   async keyStats(key: string): Promise<KeyStats | undefined> {
     const { stats, windowMs } = this.#options
-    const oldest = this.#latestCompleteWindow() - 2 * windowMs
+    const oldest = this.latestCompleteWindow() - 2 * windowMs
     const recent = (await stats.read(key)).filter((s) => s.windowStart >= oldest)
     const requestsPerSecond = await this.requestsPerSecond(key)
     if (recent.length === 0 && requestsPerSecond === null) return undefined
@@ -62,7 +62,8 @@ export class RedisTrafficReader implements TrafficReader {
     }
   }
 
-  #latestCompleteWindow(): number {
+  /** Start of the newest window whose reports are taken as complete. */
+  latestCompleteWindow(): number {
     const { now, windowMs, graceMs } = this.#options
     return Math.floor((now() - graceMs) / windowMs) * windowMs - windowMs
   }

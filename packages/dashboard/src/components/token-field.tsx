@@ -1,0 +1,24 @@
+import { useState } from 'preact/hooks'
+import { loadToken, saveToken } from '../token.js'
+
+/** The API token box: typed by the operator, kept in this tab only, needed for writes when the API has one. */
+export function TokenField() {
+  const [token, setToken] = useState(loadToken() ?? '')
+  return (
+    <label class="token">
+      API token
+      <input
+        type="password"
+        autocomplete="off"
+        placeholder="for promote and demote"
+        value={token}
+        data-testid="token"
+        onInput={(e) => {
+          setToken(e.currentTarget.value)
+          saveToken(e.currentTarget.value.trim())
+        }}
+      />
+      <small>kept for this tab only</small>
+    </label>
+  )
+}

@@ -1,0 +1,98 @@
+// What the aggregator's live view (GET /live, server-sent events) and its listing routes (GET /agents,
+// GET /events) send to the dashboard and the CLI. The aggregator writes these and nothing reads them back into
+// Heatsink, so they are plain types rather than schemas: a reader that gets an older aggregator's frame simply
+// finds a field missing.
+
+/** One point of the rate chart: cluster-wide requests per second in one complete window. */
+export interface RatePoint {
+  /** Start of the window, epoch ms; also the SSE event id, so a reconnect resumes after it. */
+  windowStart: number
+  /** Registered (hot) keys: key -> req/s in the window (0 when no agent reported it). */
+  hot: Record<string, number>
+  /** Keys not registered whose rate is at least half the hot threshold. */
+  warming: Record<string, number>
+  /** Reads answered by the agents' L1 caches, per second, summed over hot keys; null when not known. */
+  absorbedReadsPerSecond: number | null
+}
+
+/** A hot key with its live statistics. */
+export interface LiveHotKey {
+  key: string
+  mitigation: 'local_cache' | 'split' | 'coalesce'
+  splitFactor: number
+  source: 'auto' | 'manual'
+  detectedAt: number
+  expiresAt: number | null
+  version: number
+  requestsPerSecond: number | null
+  localCacheHitRatio: number | null
+  coalesceCollapseRatio: number | null
+  /** The cluster-wide rate when the key was promoted: every read reached Redis then. */
+  redisReadsBefore: number | null
+  /** Reads per second that still reach Redis (L1 misses for local_cache keys); null when not known. */
+  redisReadsAfter: number | null
+  splitShardCounts: number[]
+}
+
+/** One registry change, from the audit trail. */
+export interface RegistryChange {
+  version: number
+  key: string
+  type: 'promote' | 'update' | 'demote'
+  source: 'auto' | 'manual'
+  /** Who made it: `api` for the REST API and the dashboard, a replica id for automatic changes. */
+  actor: string
+  reason: string
+  mitigation: 'local_cache' | 'split' | 'coalesce'
+  splitFactor: number
+  ttlSeconds: number | null
+  requestsPerSecond: number | null
+  at: number
+  /** Milliseconds from the reports first showing the key hot to the registry write; null for manual changes. */
+  onsetToMitigationMs: number | null
+}
+
+/** An agent as the aggregator last heard from it. */
+export interface AgentStatus {
+  agentId: string
+  /** When a replica last took in a report of it, epoch ms. */
+  lastReportAt: number
+  lastReportAgeMs: number
+  /** Reports the agent said it dropped, summed over the reports received. */
+  reportsDropped: number
+  /** The registry version the agent held at its last report; null for agents that do not say. */
+  registryVersion: number | null
+  /** No report for three windows: the agent is gone, stuck, or cannot reach Redis. */
+  stale: boolean
+}
+
+/** The current picture, sent with every point. */
+export interface LiveState {
+  hotRps: number
+  coolRps: number
+  windowMs: number
+  registryVersion: number
+  hotkeys: LiveHotKey[]
+  events: RegistryChange[]
+  agents: AgentStatus[]
+}
+
+/** One SSE message of GET /live (`event: frame`): the new points since the last message and the state now. */
+export interface LiveFrame {
+  points: RatePoint[]
+  /** null only when the replica could not read anything yet (see `problem`). */
+  state: LiveState | null
+  /** Why the view is not moving (Redis or Postgres unreachable); null when it is live. */
+  problem: string | null
+}
+
+/** Body of GET /hotkeys/{key}/stats, as clients read it (the aggregator's schema is in its http/schemas.ts). */
+export interface KeyStatsBody {
+  key: string
+  requestsPerSecond: number | null
+  hitRate: number | null
+  localCacheHitRatio: number | null
+  coalesceCollapseRatio: number | null
+  splitShardCounts: number[]
+  agents: number
+}

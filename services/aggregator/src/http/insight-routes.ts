@@ -1,0 +1,85 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import type { AgentDirectory } from '../agents/agent-directory.js'
+import type { EventLog } from '../registry/event-log.js'
+import type { KeyStatsStore } from '../traffic/key-stats-store.js'
+import { AgentList, EventList, EventsQuery, KeyAgentsResponse } from './insight-schemas.js'
+import { ErrorResponse, KeyParams } from './schemas.js'
+
+/** What the read-only operator routes need. */
+export interface InsightRoutesOptions {
+  readonly agents: AgentDirectory
+  readonly events: EventLog
+  readonly keyStats: KeyStatsStore
+}
+
+const tags = ['operators']
+
+/** GET /agents, GET /events, GET /hotkeys/{key}/agents: what the dashboard and the CLI show besides /hotkeys. */
+export const insightRoutes: FastifyPluginAsyncZod<InsightRoutesOptions> = async (app, options) => {
+  app.get(
+    '/agents',
+    {
+      schema: {
+        tags,
+        summary: 'Agents heard from in the last ten minutes',
+        response: { 200: AgentList },
+      },
+    },
+    async () => ({ agents: await options.agents.list() }),
+  )
+
+  app.get(
+    '/events',
+    {
+      schema: {
+        tags,
+        summary: 'Registry changes (promotions, updates, demotions), newest first',
+        querystring: EventsQuery,
+        response: { 200: EventList, 400: ErrorResponse, 503: ErrorResponse },
+      },
+    },
+    async (request) => {
+      const { after, key, limit } = request.query
+      return {
+        events: await options.events.recent({
+          ...(after === undefined ? {} : { afterVersion: after }),
+          ...(key === undefined ? {} : { key }),
+          ...(limit === undefined ? {} : { limit }),
+        }),
+      }
+    },
+  )
+
+  app.get(
+    '/hotkeys/:key/agents',
+    {
+      schema: {
+        tags,
+        summary: "Each agent's latest window of statistics for the key",
+        params: KeyParams,
+        response: { 200: KeyAgentsResponse, 400: ErrorResponse },
+      },
+    },
+    async (request) => {
+      const { key } = request.params
+      const stored = await options.keyStats.read(key)
+      return {
+        key,
+        agents: stored
+          .map((s) => ({
+            agentId: s.agentId,
+            windowStart: s.windowStart,
+            l1Hits: s.l1Hits,
+            l1Misses: s.l1Misses,
+            misses: s.misses,
+            coalescedWaiters: s.coalescedWaiters,
+            upstreamLoads: s.upstreamLoads,
+            staleServes: s.staleServes,
+            timeouts: s.timeouts,
+            splitShardCounts: s.splitShardCounts ?? [],
+          }))
+          .sort((a, b) => a.agentId.localeCompare(b.agentId)),
+      }
+    },
+  )
+}

@@ -1,0 +1,164 @@
+import type { LiveFrame } from '@heatsink/protocol'
+import { useTestPostgres, useTestRedis } from '@heatsink/test'
+import { afterEach, describe, expect, it } from 'vitest'
+import { type Aggregator, createAggregator } from '../src/aggregator.js'
+import { testConfig, until } from './support/fixtures.js'
+import { makeReport, sendReport } from './support/reports.js'
+import { openEventStream } from './support/sse.js'
+
+const redis = useTestRedis()
+const postgres = useTestPostgres()
+
+const running: Aggregator[] = []
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((aggregator) => aggregator.stop()))
+})
+
+async function replica(id: string): Promise<Aggregator> {
+  const aggregator = createAggregator(
+    testConfig({
+      DATABASE_URL: postgres().url,
+      HEATSINK_NAMESPACE: redis().namespace,
+      HEATSINK_REPLICA_ID: id,
+      HEATSINK_HOT_RPS: '100',
+    }),
+  )
+  running.push(aggregator)
+  await aggregator.start()
+  return aggregator
+}
+
+// A window every replica already takes as complete, and recent enough to be counted.
+const completeWindow = () => Math.floor(Date.now() / 1000) * 1000 - 2000
+
+async function json<T>(url: string): Promise<{ status: number; body: T }> {
+  const response = await fetch(url)
+  return { status: response.status, body: (await response.json()) as T }
+}
+
+describe('operator views', () => {
+  it('lists the agents reporting, the events with who and how fast, and a key’s per-agent statistics', async () => {
+    const aggregator = await replica('replica-a')
+    const base = aggregator.url() ?? ''
+    const key = `${redis().namespace}:post/42`
+    const window = completeWindow()
+    await sendReport(
+      redis().client(),
+      aggregator.names,
+      makeReport('agent-1', window, { [key]: 300 }, { dropped: 2, registryVersion: 0 }),
+    )
+    await until('the key promoted', async () => (await aggregator.registry.get(key)) !== undefined)
+    await until(
+      'the agent listed',
+      async () => (await json<{ agents: unknown[] }>(`${base}/agents`)).body.agents.length > 0,
+    )
+
+    const agents = await json<{ agents: Array<Record<string, unknown>> }>(`${base}/agents`)
+    expect(agents.body.agents).toEqual([
+      expect.objectContaining({ agentId: 'agent-1', reportsDropped: 2, registryVersion: 0, stale: false }),
+    ])
+
+    const manual = `${redis().namespace}:config blob`
+    await fetch(`${base}/hotkeys/${encodeURIComponent(manual)}/promote`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ mitigation: 'coalesce' }),
+    })
+    await fetch(`${base}/hotkeys/${encodeURIComponent(manual)}`, { method: 'DELETE' })
+
+    const all = await json<{ events: Array<Record<string, unknown>> }>(`${base}/events`)
+    expect(all.body.events.map((e) => [e.version, e.type, e.key, e.source, e.actor])).toEqual([
+      [3, 'demote', manual, 'manual', 'api'],
+      [2, 'promote', manual, 'manual', 'api'],
+      [1, 'promote', key, 'auto', 'replica-a'],
+    ])
+    const auto = all.body.events[2]
+    expect(auto?.onsetToMitigationMs).toEqual(expect.any(Number))
+    expect(auto?.requestsPerSecond).toBe(300)
+    expect(all.body.events[1]?.onsetToMitigationMs).toBeNull()
+
+    const followed = await json<{ events: Array<{ version: number }> }>(`${base}/events?after=1`)
+    expect(followed.body.events.map((e) => e.version)).toEqual([3, 2])
+    const ofKey = await json<{ events: Array<{ version: number }> }>(
+      `${base}/events?key=${encodeURIComponent(manual)}&limit=1`,
+    )
+    expect(ofKey.body.events.map((e) => e.version)).toEqual([3])
+    const bad = await json<{ message: string }>(`${base}/events?limit=0`)
+    expect(bad.status).toBe(400)
+    expect(bad.body.message).toBe('querystring/limit must be an integer from 1 to 500')
+
+    await sendReport(
+      redis().client(),
+      aggregator.names,
+      makeReport(
+        'agent-1',
+        window,
+        { [key]: 300 },
+        {
+          seq: 2,
+          hotKeyStats: [
+            {
+              key,
+              l1Hits: 250,
+              l1Misses: 50,
+              misses: 0,
+              coalescedWaiters: 0,
+              upstreamLoads: 0,
+              staleServes: 0,
+              leaseWaits: 0,
+              timeouts: 0,
+            },
+          ],
+        },
+      ),
+    )
+    await until('the key’s agent statistics', async () => {
+      const perAgent = await json<{ agents: unknown[] }>(`${base}/hotkeys/${encodeURIComponent(key)}/agents`)
+      return perAgent.body.agents.length === 1
+    })
+    const perAgent = await json<{ agents: unknown[] }>(`${base}/hotkeys/${encodeURIComponent(key)}/agents`)
+    expect(perAgent.body.agents).toEqual([
+      expect.objectContaining({ agentId: 'agent-1', l1Hits: 250, l1Misses: 50 }),
+    ])
+  })
+
+  it('streams frames over server-sent events, resumes after the last id, and never holds up a shutdown', async () => {
+    const aggregator = await replica('replica-live')
+    const base = aggregator.url() ?? ''
+    const key = `${redis().namespace}:viral`
+    const warming = `${redis().namespace}:warming`
+    const window = completeWindow()
+    await sendReport(
+      redis().client(),
+      aggregator.names,
+      makeReport('agent-1', window, { [key]: 400, [warming]: 60 }),
+    )
+    await until('the key promoted', async () => (await aggregator.registry.get(key)) !== undefined)
+
+    const stream = await openEventStream(`${base}/live`)
+    const first = await stream.next()
+    expect(first.event).toBe('frame')
+    const frame = JSON.parse(first.data) as LiveFrame
+    expect(frame.problem).toBeNull()
+    expect(frame.state?.hotRps).toBe(100)
+    expect(frame.state?.hotkeys.map((hot) => hot.key)).toEqual([key])
+    const point = frame.points.find((p) => p.windowStart === window)
+    expect(point?.hot[key]).toBe(400)
+    expect(point?.warming[warming]).toBe(60)
+    expect(Number(first.id)).toBe(frame.points.at(-1)?.windowStart)
+    stream.close()
+
+    // A browser reconnecting sends the last id it saw and gets only the points after it.
+    const seen = window - 3000
+    const resumed = await openEventStream(`${base}/live`, String(seen))
+    const again = JSON.parse((await resumed.next()).data) as LiveFrame
+    expect(again.points[0]?.windowStart).toBe(seen + 1000)
+    expect(again.points.find((p) => p.windowStart === window)?.hot[key]).toBe(400)
+
+    // The stream stays open; stopping the replica ends it at once instead of waiting for the drain's deadline.
+    const started = Date.now()
+    await aggregator.stop()
+    expect(Date.now() - started).toBeLessThan(3000)
+    await expect(resumed.next(2000)).rejects.toThrow()
+  })
+})
