@@ -1,0 +1,158 @@
+import { connect as connectTcp, type Socket } from 'node:net'
+import { connect as connectTls } from 'node:tls'
+import Denque from 'denque'
+import { BackendLostError } from '../errors.js'
+import { ReplyScanner } from '../resp/reply-scanner.js'
+import { encodeRequest } from '../resp/request-parser.js'
+import type { BackendAddress } from './backend-address.js'
+import { CheckedSink, type ReplySink } from './reply-sink.js'
+
+/**
+ * One TCP (or TLS) connection to the backend Redis. Requests are written as they come, corked for the event loop
+ * turn so a batch leaves in one write; replies come back in the same order (RESP has no ids), so each is
+ * delivered to the sink at the front of the queue, piece by piece as the bytes arrive. Logs in (AUTH) and
+ * selects the address's database before anything else. When the connection fails, every request still waiting
+ * is failed with BackendLostError; the owner opens a new connection for later requests.
+ */
+export class BackendConnection {
+  readonly #socket: Socket
+  readonly #scanner = new ReplyScanner()
+  readonly #waiting = new Denque<ReplySink>()
+  readonly #onClose: (connection: BackendConnection) => void
+  #corked = false
+  #closed = false
+  #tunnelTo: ((chunk: Buffer) => void) | undefined
+  #failure: Error | undefined
+
+  constructor(address: BackendAddress, onClose: (connection: BackendConnection) => void = () => {}) {
+    this.#onClose = onClose
+    const options = { host: address.host, port: address.port }
+    const socket =
+      address.tls === undefined ? connectTcp(options) : connectTls({ ...options, ...address.tls })
+    this.#socket = socket
+    socket.setNoDelay(true)
+    socket.on('data', (chunk: Buffer) => this.#receive(chunk))
+    socket.on('error', (error) => this.#fail(error))
+    socket.on('close', () => this.#fail(new Error('connection closed')))
+    if (address.password !== undefined) {
+      const auth =
+        address.username === undefined
+          ? ['AUTH', address.password]
+          : ['AUTH', address.username, address.password]
+      this.#send(encodeRequest(auth), new CheckedSink((message) => this.#refused('AUTH', message)))
+    }
+    if (address.db !== 0) {
+      this.#send(
+        encodeRequest(['SELECT', String(address.db)]),
+        new CheckedSink((message) => this.#refused('SELECT', message)),
+      )
+    }
+  }
+
+  /** Whether the connection can take requests (false once it failed or was closed). */
+  get usable(): boolean {
+    return !this.#closed
+  }
+
+  /** Requests sent whose replies have not arrived. */
+  get inFlight(): number {
+    return this.#waiting.length
+  }
+
+  /** Sends one request's bytes; its reply goes to `sink` (or its failure, when the connection is lost). */
+  send(bytes: Buffer, sink: ReplySink): void {
+    if (this.#closed) {
+      sink.fail(this.#lostError())
+      return
+    }
+    this.#send(bytes, sink)
+  }
+
+  /**
+   * From now on relays everything the server sends to `onData` unframed (a subscribed connection pushes messages
+   * nobody asked for), once the replies already awaited have arrived.
+   */
+  tunnel(onData: (chunk: Buffer) => void): void {
+    this.#tunnelTo = onData
+  }
+
+  /** Bytes written as they are, outside the reply queue (a tunnelled connection). */
+  writeRaw(bytes: Buffer): void {
+    if (!this.#closed) this.#socket.write(bytes)
+  }
+
+  /** Closes the connection; requests still waiting fail. */
+  close(): void {
+    this.#fail(new Error('closed by the proxy'))
+    this.#socket.destroy()
+  }
+
+  #send(bytes: Buffer, sink: ReplySink): void {
+    this.#waiting.push(sink)
+    if (!this.#corked) {
+      this.#corked = true
+      this.#socket.cork()
+      process.nextTick(this.#uncork)
+    }
+    this.#socket.write(bytes)
+  }
+
+  readonly #uncork = (): void => {
+    this.#corked = false
+    this.#socket.uncork()
+  }
+
+  #receive(chunk: Buffer): void {
+    let from = 0
+    const waiting = this.#waiting
+    while (from < chunk.length) {
+      if (this.#tunnelTo !== undefined && waiting.length === 0) {
+        this.#tunnelTo(from === 0 ? chunk : chunk.subarray(from))
+        return
+      }
+      const sink = waiting.peekFront()
+      if (sink === undefined) {
+        // Bytes no request asked for: the stream can no longer be matched to requests.
+        this.#fail(new Error('reply without a request'))
+        this.#socket.destroy()
+        return
+      }
+      let end: number
+      try {
+        end = this.#scanner.scan(chunk, from)
+      } catch (error) {
+        this.#fail(error as Error)
+        this.#socket.destroy()
+        return
+      }
+      sink.data(end === -1 ? (from === 0 ? chunk : chunk.subarray(from)) : chunk.subarray(from, end))
+      if (end === -1) return
+      waiting.shift()
+      sink.end()
+      from = end
+    }
+  }
+
+  #refused(step: string, message: string): void {
+    this.#fail(new Error(`${step} refused by redis: ${message}`))
+    this.#socket.destroy()
+  }
+
+  #fail(cause: Error): void {
+    if (this.#closed) return
+    this.#closed = true
+    this.#failure = cause
+    const error = this.#lostError()
+    for (let sink = this.#waiting.shift(); sink !== undefined; sink = this.#waiting.shift()) sink.fail(error)
+    this.#onClose(this)
+  }
+
+  #lostError(): BackendLostError {
+    return new BackendLostError(
+      `ERR heatsink proxy: connection to redis lost (${this.#failure?.message ?? 'closed'})`,
+      {
+        cause: this.#failure,
+      },
+    )
+  }
+}

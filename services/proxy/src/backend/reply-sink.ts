@@ -1,0 +1,31 @@
+/** Where a backend connection delivers the reply to one request it sent. */
+export interface ReplySink {
+  /** Part of the reply's bytes, in order; views into the chunk received. */
+  data(bytes: Buffer): void
+  /** The reply is complete. */
+  end(): void
+  /** The connection was lost before the reply completed. */
+  fail(error: Error): void
+}
+
+/** A sink for the proxy's own requests on a connection (AUTH, SELECT): the reply is checked, not relayed. */
+export class CheckedSink implements ReplySink {
+  #first: number | undefined
+  readonly #onError: (message: string) => void
+  #text = ''
+
+  constructor(onError: (message: string) => void) {
+    this.#onError = onError
+  }
+
+  data(bytes: Buffer): void {
+    this.#first ??= bytes[0]
+    if (this.#first === 45) this.#text += bytes.toString()
+  }
+
+  end(): void {
+    if (this.#first === 45) this.#onError(this.#text.slice(1).trim())
+  }
+
+  fail(): void {}
+}

@@ -1,0 +1,324 @@
+import type { Socket } from 'node:net'
+import { type Agent, ConnectionState } from '@heatsink/agent'
+import { isBlocking, lookupCommand } from '@heatsink/commands'
+import type { BackendConnection } from '../backend/backend-connection.js'
+import type { BackendPool } from '../backend/backend-pool.js'
+import { ProtocolError } from '../errors.js'
+import type { ProxyStats } from '../proxy-stats.js'
+import { encodeReply, errorReply } from '../resp/reply-codec.js'
+import { encodeRequest, type Request, RequestParser } from '../resp/request-parser.js'
+import { connectionCommandTiming, runConnectionCommand, type SessionControl } from './connection-commands.js'
+import { OutputQueue } from './output-queue.js'
+import type { ProxyUsers } from './proxy-users.js'
+import { NOAUTH } from './redis-replies.js'
+import { SettledSink, settleDeferred } from './routed-sinks.js'
+
+/** What every client session shares: the agent, the backend, the proxy's users and limits. */
+export interface SessionContext {
+  readonly agent: Agent
+  readonly pool: BackendPool
+  readonly users: ProxyUsers
+  /** The database the backend URL selects: the one the agent's registry and L1 describe. */
+  readonly backendDb: number
+  readonly outputLimitBytes: number
+  readonly stats: ProxyStats
+  readonly onClose: (session: ClientSession) => void
+}
+
+// Commands a client may send before it has authenticated.
+const OPEN_COMMANDS: ReadonlySet<string> = new Set(['auth', 'hello', 'quit', 'reset'])
+// After these the connection takes only subscriber commands and receives messages nobody asked for.
+const SUBSCRIBE_COMMANDS: ReadonlySet<string> = new Set(['subscribe', 'psubscribe', 'ssubscribe'])
+
+/**
+ * One client connection: requests parsed as they arrive, each run through the agent's data-plane core (the same
+ * CommandRouter as the ioredis front door) and carried out (answered from L1, shared, split, or sent to Redis),
+ * replies written in request order. Requests go on a shared backend connection until the client needs state
+ * Redis keeps per connection (MULTI, WATCH, SELECT, blocking commands, subscriptions, RESP3): then, once every
+ * earlier reply has arrived, on a connection of its own for the rest of its life.
+ */
+export class ClientSession implements SessionControl {
+  readonly id: number
+  readonly #socket: Socket
+  readonly #context: SessionContext
+  readonly #parser = new RequestParser()
+  readonly #output: OutputQueue
+  readonly #state = new ConnectionState()
+  readonly #sharedIndex: number
+  #authenticated: boolean
+  #name: Buffer | null = null
+  #db: number
+  #resp3 = false
+  #pinned: BackendConnection | undefined
+  #tunnel = false
+  // Requests received while an earlier one waits for every reply before it (it moves the client to another
+  // connection, or resets it); they run in order once it has.
+  #held: Held[] | undefined
+  #closing = false
+
+  constructor(socket: Socket, context: SessionContext, id: number) {
+    this.id = id
+    this.#socket = socket
+    this.#context = context
+    this.#sharedIndex = id % context.pool.sharedCount
+    this.#authenticated = !context.users.required
+    this.#db = context.backendDb
+    this.#output = new OutputQueue(socket, context.outputLimitBytes, () => this.#overflow())
+    this.#output.onDrained = () => this.#drained()
+    socket.setNoDelay(true)
+    socket.on('data', (chunk: Buffer) => this.#receive(chunk))
+    socket.on('error', () => {})
+    socket.on('close', () => this.#closed())
+  }
+
+  get name(): Buffer | null {
+    return this.#name
+  }
+
+  set name(name: Buffer | null) {
+    this.#name = name
+  }
+
+  get users(): ProxyUsers {
+    return this.#context.users
+  }
+
+  get authenticated(): boolean {
+    return this.#authenticated
+  }
+
+  /** Lets the client in (AUTH or HELLO AUTH succeeded). */
+  authenticate(): void {
+    this.#authenticated = true
+  }
+
+  get resp3(): boolean {
+    return this.#resp3
+  }
+
+  /** A complete reply, in order behind every earlier one. */
+  reply(bytes: Buffer): void {
+    this.#output.reply(bytes)
+  }
+
+  /** Replies OK, then closes the connection once every reply has been written. */
+  quit(reply: Buffer): void {
+    this.#closing = true
+    this.#output.reply(reply)
+    if (this.#output.pending === 0) this.#socket.end()
+  }
+
+  /** Ends the connection once the replies so far are written (SIGTERM drain). */
+  drain(): void {
+    this.#closing = true
+    this.#socket.pause()
+    if (this.#output.pending === 0) this.#socket.end()
+  }
+
+  /** Drops the connection at once. */
+  destroy(): void {
+    this.#socket.destroy()
+  }
+
+  /** Back to a fresh connection's state (RESET): off the dedicated connection, database and protocol reset. */
+  reset(): void {
+    this.#context.agent.router.connectionClosed(this.#state)
+    this.#unpin()
+    this.#db = this.#context.backendDb
+    this.#resp3 = false
+    this.#name = null
+    this.#authenticated = !this.#context.users.required
+  }
+
+  /**
+   * Switches the protocol (HELLO 3, or back with HELLO 2): Redis itself answers, on a connection of the client's
+   * own that speaks the client's protocol; replies are relayed and no longer routed through the core, whose
+   * cached replies are RESP2.
+   */
+  switchProtocol(version: 2 | 3): void {
+    this.#resp3 = version === 3
+    const backend = this.#ensurePinned()
+    backend.send(encodeRequest(['HELLO', String(version)]), this.#output.reserve())
+  }
+
+  #receive(chunk: Buffer): void {
+    if (this.#closing) return
+    try {
+      this.#parser.feed(chunk, this.#onRequest)
+    } catch (error) {
+      if (!(error instanceof ProtocolError)) throw error
+      this.#context.stats.protocolErrors++
+      this.quit(errorReply(`ERR Protocol error: ${error.message}`))
+    }
+  }
+
+  readonly #onRequest = (request: Request): void => {
+    if (this.#closing) return
+    if (this.#held !== undefined) this.#held.push({ run: () => this.#dispatch(request), afterDrain: false })
+    else this.#dispatch(request)
+  }
+
+  #dispatch(request: Request): void {
+    const name = lowerName(request.name)
+    const stats = this.#context.stats
+    stats.countCommand(name)
+    if (!this.#authenticated && !OPEN_COMMANDS.has(name)) {
+      this.reply(NOAUTH)
+      return
+    }
+    if (this.#tunnel) {
+      if (name === 'quit' || name === 'reset') runConnectionCommand(this, name, request)
+      else this.#pinned?.writeRaw(request.raw)
+      return
+    }
+    const timing = connectionCommandTiming(name, request)
+    if (timing === 'now') {
+      runConnectionCommand(this, name, request)
+      return
+    }
+    if (timing === 'after-replies') {
+      this.#whenDrained(() => runConnectionCommand(this, name, request))
+      return
+    }
+    const args = request.args
+    const spec = lookupCommand(name)
+    if (SUBSCRIBE_COMMANDS.has(name)) {
+      this.#ensurePinned()
+      this.#whenDrained(() => this.#startTunnel(request))
+      return
+    }
+    if (this.#pinned === undefined && spec !== undefined) {
+      if (spec.transaction || isBlocking(spec, args) || name === 'select') {
+        // Pinned first, so that the request runs on the new connection once the replies before it are in.
+        this.#ensurePinned()
+        this.#whenDrained(() => this.#dispatch(request))
+        return
+      }
+    }
+    if (name === 'select') this.#db = Number(args[0]?.toString())
+    const backend = this.#backend()
+    const route =
+      this.#resp3 || this.#db !== this.#context.backendDb
+        ? undefined
+        : this.#context.agent.router.route(name, args, this.#state, false)
+    if (route === undefined) {
+      backend.send(request.raw, this.#output.reserve())
+      return
+    }
+    switch (route.kind) {
+      case 'served': {
+        stats.served++
+        const parts: Buffer[] = []
+        encodeReply(route.reply, parts)
+        this.#output.replyParts(parts)
+        return
+      }
+      case 'deferred':
+        settleDeferred(route.reply, this.#output.reserve(), spec?.access === 'write', request.raw, () =>
+          this.#backend(),
+        )
+        return
+      case 'send': {
+        const bytes =
+          route.args === undefined ? request.raw : encodeRequest([request.name, ...(route.args as Buffer[])])
+        backend.send(bytes, new SettledSink(this.#output.reserve(), route.settle))
+        return
+      }
+    }
+  }
+
+  // Runs `run` once every earlier reply has been written; requests after it wait their turn.
+  #whenDrained(run: () => void): void {
+    if (this.#output.pending === 0 && this.#held === undefined) {
+      run()
+      return
+    }
+    if (this.#held === undefined) {
+      this.#held = []
+      this.#socket.pause()
+    }
+    this.#held.push({ run, afterDrain: true })
+  }
+
+  #drained(): void {
+    if (this.#closing) {
+      this.#socket.end()
+      return
+    }
+    // Not inside the reply that drained the queue: the requests run on a stack of their own.
+    if (this.#held !== undefined) queueMicrotask(this.#runHeld)
+  }
+
+  readonly #runHeld = (): void => {
+    const held = this.#held
+    if (held === undefined || this.#output.pending > 0) return
+    this.#held = undefined
+    for (let i = 0; i < held.length; i++) {
+      const item = held[i] as Held
+      if (this.#held !== undefined || (item.afterDrain && this.#output.pending > 0)) {
+        // Waiting again: the rest keep their order behind.
+        this.#held ??= []
+        this.#held.push(...held.slice(i))
+        return
+      }
+      item.run()
+    }
+    if (this.#held === undefined && !this.#closing) this.#socket.resume()
+  }
+
+  #startTunnel(request: Request): void {
+    const pinned = this.#ensurePinned()
+    this.#tunnel = true
+    pinned.tunnel((chunk) => this.#output.write(chunk))
+    pinned.writeRaw(request.raw)
+  }
+
+  #ensurePinned(): BackendConnection {
+    this.#pinned ??= this.#context.pool.dedicated(() => {
+      // The connection's state (a transaction, subscriptions, the database) is gone: so is the client's.
+      if (this.#pinned !== undefined) this.#socket.destroy()
+    })
+    return this.#pinned
+  }
+
+  #unpin(): void {
+    const pinned = this.#pinned
+    this.#pinned = undefined
+    this.#tunnel = false
+    pinned?.close()
+  }
+
+  #backend(): BackendConnection {
+    return this.#pinned ?? this.#context.pool.shared(this.#sharedIndex)
+  }
+
+  #overflow(): void {
+    this.#context.stats.outputOverflows++
+    this.#socket.destroy()
+  }
+
+  #closed(): void {
+    this.#closing = true
+    this.#context.agent.router.connectionClosed(this.#state)
+    this.#unpin()
+    this.#context.onClose(this)
+  }
+}
+
+/** A request waiting its turn; `afterDrain` when it may run only once every earlier reply was written. */
+interface Held {
+  run: () => void
+  afterDrain: boolean
+}
+
+// Command names as sent (GET, get, Get) to the table's lower case, remembered: most clients send one spelling.
+const LOWER = new Map<string, string>()
+function lowerName(name: string): string {
+  let lower = LOWER.get(name)
+  if (lower === undefined) {
+    lower = name.toLowerCase()
+    // Bounded: names are whatever clients send.
+    if (LOWER.size < 4096) LOWER.set(name, lower)
+  }
+  return lower
+}

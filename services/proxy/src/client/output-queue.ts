@@ -1,0 +1,176 @@
+import type { Socket } from 'node:net'
+import Denque from 'denque'
+import type { ReplySink } from '../backend/reply-sink.js'
+import { errorReply } from '../resp/reply-codec.js'
+
+/**
+ * One reply's place in a client's output. Replies leave in request order whatever order they are ready in:
+ * the slot at the head writes straight to the socket as its bytes arrive (so a large value streams through),
+ * the others hold theirs until every reply before them has left. A slot is itself the sink of a request relayed
+ * to Redis unchanged, so the pass-through path allocates one object per request.
+ */
+export class ReplySlot implements ReplySink {
+  #chunks: Buffer[] | undefined
+  #done = false
+  #started = false
+  readonly #queue: OutputQueue
+
+  constructor(queue: OutputQueue) {
+    this.#queue = queue
+  }
+
+  /** Whether any byte of this reply was handed on (so it can no longer be replaced by an error). */
+  get started(): boolean {
+    return this.#started
+  }
+
+  get done(): boolean {
+    return this.#done
+  }
+
+  /** Part of this reply's bytes. */
+  push(bytes: Buffer): void {
+    this.#started = true
+    if (this.#queue.isHead(this)) this.#queue.write(bytes)
+    else {
+      this.#chunks ??= []
+      this.#chunks.push(bytes)
+      this.#queue.held(bytes.length)
+    }
+  }
+
+  /** The reply is complete. */
+  finish(): void {
+    this.#done = true
+    if (this.#queue.isHead(this)) this.#queue.advance()
+  }
+
+  data(bytes: Buffer): void {
+    this.push(bytes)
+  }
+
+  end(): void {
+    this.finish()
+  }
+
+  /** The backend was lost: an error reply, or, when part of the reply already left, the client is cut off. */
+  fail(error: Error): void {
+    if (this.#started) this.#queue.broken(error)
+    else this.complete(errorReply(error.message))
+  }
+
+  /** The whole reply at once. */
+  complete(bytes: Buffer): void {
+    this.push(bytes)
+    this.finish()
+  }
+
+  /** The bytes held while waiting for the head, handed over once (see OutputQueue.advance). */
+  takeHeld(): Buffer[] | undefined {
+    const chunks = this.#chunks
+    this.#chunks = undefined
+    return chunks
+  }
+}
+
+/**
+ * A client connection's replies in request order (see ReplySlot). Writes are corked for the rest of the event
+ * loop turn, so the replies to one pipelined batch leave in one writev. `onOverflow` is called when the bytes
+ * waiting for the client (in the socket and held in slots) pass `limitBytes`: one slow reader must not hold
+ * unbounded memory.
+ */
+export class OutputQueue {
+  readonly #socket: Socket
+  readonly #slots = new Denque<ReplySlot>()
+  readonly #limitBytes: number
+  readonly #onOverflow: () => void
+  #heldBytes = 0
+  #corked = false
+  /** Called each time the last pending reply has been written. */
+  onDrained: (() => void) | undefined
+
+  constructor(socket: Socket, limitBytes: number, onOverflow: () => void) {
+    this.#socket = socket
+    this.#limitBytes = limitBytes
+    this.#onOverflow = onOverflow
+  }
+
+  /** A reply was cut off half-way: the client's stream cannot be continued. */
+  broken(error: Error): void {
+    this.#socket.destroy(error)
+  }
+
+  /** A place for the next reply, behind every one reserved before. */
+  reserve(): ReplySlot {
+    const slot = new ReplySlot(this)
+    this.#slots.push(slot)
+    return slot
+  }
+
+  /** A complete reply for the next request: written at once when nothing is ahead of it. */
+  reply(bytes: Buffer): void {
+    if (this.#slots.length === 0) this.write(bytes)
+    else this.reserve().complete(bytes)
+  }
+
+  /** A complete reply in parts (a header, a cached value, CRLF), without joining them. */
+  replyParts(parts: readonly Buffer[]): void {
+    if (this.#slots.length === 0) {
+      for (const part of parts) this.write(part)
+      return
+    }
+    const slot = this.reserve()
+    for (const part of parts) slot.push(part)
+    slot.finish()
+  }
+
+  /** Replies reserved and not yet fully written. */
+  get pending(): number {
+    return this.#slots.length
+  }
+
+  isHead(slot: ReplySlot): boolean {
+    return this.#slots.peekFront() === slot
+  }
+
+  write(bytes: Buffer): void {
+    const socket = this.#socket
+    if (socket.destroyed) return
+    if (!this.#corked) {
+      this.#corked = true
+      socket.cork()
+      process.nextTick(this.#uncork)
+    }
+    socket.write(bytes)
+    if (socket.writableLength + this.#heldBytes > this.#limitBytes) this.#onOverflow()
+  }
+
+  held(bytes: number): void {
+    this.#heldBytes += bytes
+    if (this.#socket.writableLength + this.#heldBytes > this.#limitBytes) this.#onOverflow()
+  }
+
+  /** The head slot is done: it leaves, and the slots behind it write what they hold, up to one not done. */
+  advance(): void {
+    const slots = this.#slots
+    slots.shift()
+    for (let slot = slots.peekFront(); slot !== undefined; slot = slots.peekFront()) {
+      const chunks = slot.takeHeld()
+      if (chunks !== undefined) {
+        for (const chunk of chunks) {
+          this.#heldBytes -= chunk.length
+          this.write(chunk)
+        }
+      }
+      if (!slot.done) return
+      slots.shift()
+    }
+    this.onDrained?.()
+  }
+
+  // Bound once: the uncork of every event loop turn allocates no closure.
+  readonly #uncork = (): void => {
+    this.#corked = false
+    this.#socket.uncork()
+  }
+}

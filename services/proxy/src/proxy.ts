@@ -1,0 +1,136 @@
+import { createServer, type Server, type Socket } from 'node:net'
+import type { ConnectionOptions } from 'node:tls'
+import { type Agent, type AgentOptions, createAgent } from '@heatsink/agent'
+import { type BackendAddress, parseBackendUrl } from './backend/backend-address.js'
+import { BackendPool } from './backend/backend-pool.js'
+import { ClientSession, type SessionContext } from './client/client-session.js'
+import { ProxyUsers } from './client/proxy-users.js'
+import { ProxyStats } from './proxy-stats.js'
+
+/** Options of createProxy. */
+export interface ProxyOptions {
+  /** The backend Redis: `redis://[user:password@]host[:port][/db]`, or `rediss://` for TLS. */
+  backend: string
+  /** TLS options for a rediss:// backend (CA, client certificate...). */
+  backendTls?: ConnectionOptions
+  /** Port to listen on; default 6380, 0 for any free port. */
+  port?: number
+  /** Address to listen on; default 127.0.0.1. */
+  host?: string
+  /** The proxy's own users and their passwords (`default` for AUTH with a password only); none: no AUTH. */
+  passwords?: ReadonlyMap<string, string>
+  /** Shared backend connections that clients are spread over; default 4. */
+  sharedConnections?: number
+  /** Clients beyond this are refused with Redis' own error; default 10,000. */
+  maxClients?: number
+  /** A client whose unread replies pass this many bytes is disconnected; default 256 MiB. */
+  clientOutputLimitBytes?: number
+  /** The agent's options (namespace, agentId, registryKey, l1, windowMs, log...); the backend is its Redis. */
+  heatsink?: Omit<AgentOptions, 'redis'>
+}
+
+export const DEFAULT_PROXY_PORT = 6380
+const MAX_CLIENTS_ERROR = Buffer.from('-ERR max number of clients reached\r\n')
+
+/**
+ * The Heatsink proxy: a RESP server that any Redis client connects to instead of Redis. It is an agent (its own
+ * id, reports, registry view, L1, invalidation): every command runs through the same data-plane core as the
+ * ioredis front door, so hot keys are detected across every proxy and agent and answered from this proxy's L1.
+ */
+export class RespProxy {
+  readonly agent: Agent
+  readonly stats = new ProxyStats()
+  readonly #server: Server
+  readonly #pool: BackendPool
+  readonly #sessions = new Set<ClientSession>()
+  readonly #context: SessionContext
+  readonly #maxClients: number
+  #nextId = 1
+  #closing: Promise<void> | undefined
+
+  constructor(options: ProxyOptions) {
+    const address: BackendAddress = parseBackendUrl(options.backend, options.backendTls)
+    this.#maxClients = options.maxClients ?? 10_000
+    this.#pool = new BackendPool(address, options.sharedConnections ?? 4)
+    this.agent = createAgent({
+      ...options.heatsink,
+      redis: options.backend,
+    }) as Agent
+    this.#context = {
+      agent: this.agent,
+      pool: this.#pool,
+      users: new ProxyUsers(options.passwords ?? new Map()),
+      backendDb: address.db,
+      outputLimitBytes: options.clientOutputLimitBytes ?? 256 * 1024 * 1024,
+      stats: this.stats,
+      onClose: (session) => this.#sessions.delete(session),
+    }
+    this.#server = createServer({ noDelay: true }, (socket) => this.#accept(socket))
+  }
+
+  /** Starts listening; resolves with the port (useful with port 0). */
+  listen(port = DEFAULT_PROXY_PORT, host = '127.0.0.1'): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.#server.once('error', reject)
+      this.#server.listen(port, host, () => {
+        this.#server.off('error', reject)
+        const bound = this.#server.address()
+        resolve(typeof bound === 'object' && bound !== null ? bound.port : port)
+      })
+    })
+  }
+
+  /** Client connections open now. */
+  get clients(): number {
+    return this.#sessions.size
+  }
+
+  /** Backend connections open now. */
+  get backendConnections(): number {
+    return this.#pool.openConnections
+  }
+
+  /**
+   * Stops accepting, lets every client's replies in flight be written and closes the clients, then the backend
+   * and the agent; clients still open after `deadlineMs` are cut off.
+   */
+  close(deadlineMs = 5000): Promise<void> {
+    this.#closing ??= this.#close(deadlineMs)
+    return this.#closing
+  }
+
+  async #close(deadlineMs: number): Promise<void> {
+    const stopped = new Promise<void>((resolve) => this.#server.close(() => resolve()))
+    for (const session of this.#sessions) session.drain()
+    const deadline = Date.now() + deadlineMs
+    while (this.#sessions.size > 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    for (const session of this.#sessions) session.destroy()
+    await stopped
+    this.#pool.close()
+    await this.agent.close()
+  }
+
+  #accept(socket: Socket): void {
+    if (this.#closing !== undefined || this.#sessions.size >= this.#maxClients) {
+      this.stats.clientsRejected++
+      socket.on('error', () => {})
+      socket.end(MAX_CLIENTS_ERROR)
+      return
+    }
+    this.stats.clientsAccepted++
+    this.#sessions.add(new ClientSession(socket, this.#context, this.#nextId++))
+  }
+}
+
+/** Creates a proxy and starts listening; resolves once it accepts connections (the agent gets ready alongside). */
+export async function createProxy(options: ProxyOptions): Promise<{ proxy: RespProxy; port: number }> {
+  const proxy = new RespProxy(options)
+  try {
+    const port = await proxy.listen(options.port ?? DEFAULT_PROXY_PORT, options.host ?? '127.0.0.1')
+    return { proxy, port }
+  } catch (error) {
+    await proxy.close(0)
+    throw error
+  }
+}

@@ -1,0 +1,180 @@
+import { ProtocolError } from '../errors.js'
+import { splitInlineArguments } from './inline-arguments.js'
+
+/** One client request: its name, its arguments as Buffers, and the exact bytes it came in. */
+export interface Request {
+  /** The command name as sent (any case). */
+  readonly name: string
+  /** The arguments after the name; views into the bytes received, never copied. */
+  readonly args: Buffer[]
+  /** The request's own bytes, to forward unchanged (twemproxy's rule); a multibulk form for inline requests. */
+  readonly raw: Buffer
+}
+
+// Redis' own limits (server.h): a request of more arguments, or a bulk string longer, is a protocol error.
+const MAX_ARGUMENTS = 1024 * 1024
+export const MAX_BULK_BYTES = 512 * 1024 * 1024
+const MAX_INLINE_BYTES = 64 * 1024
+
+const CR = 13
+const LF = 10
+const STAR = 42
+const DOLLAR = 36
+
+// parse() outcomes other than the end of a complete request: more bytes are needed (at least `needed` from the
+// request's start when known, so a large bulk string is gathered without re-parsing every chunk).
+const INCOMPLETE = -1
+
+/**
+ * Turns the bytes a client sends into requests: RESP multibulk (what every client library sends) and inline
+ * commands (telnet, redis-cli's inline mode, redis-benchmark's PING_INLINE), in any chunking down to one byte
+ * at a time. Hand-written because it is the proxy's hot path: a request is parsed where it lies in the chunk,
+ * its arguments are views of it, and a chunk cut inside a large bulk string is gathered once, not re-copied
+ * per chunk. Throws ProtocolError with Redis' own wording for what Redis refuses.
+ */
+export class RequestParser {
+  #buffer: Buffer = Buffer.alloc(0)
+  #offset = 0
+  // Chunks held back while a request known to need `#needed` bytes is incomplete.
+  #held: Buffer[] = []
+  #heldBytes = 0
+  #needed = 0
+
+  /** Feeds one chunk; calls `onRequest` for each complete request in order. */
+  feed(chunk: Buffer, onRequest: (request: Request) => void): void {
+    if (this.#needed > 0) {
+      this.#held.push(chunk)
+      this.#heldBytes += chunk.length
+      if (this.#heldBytes < this.#needed) return
+      this.#buffer = Buffer.concat(this.#held, this.#heldBytes)
+      this.#held = []
+      this.#heldBytes = 0
+      this.#needed = 0
+      this.#offset = 0
+    } else if (this.#offset < this.#buffer.length) {
+      this.#buffer = Buffer.concat([this.#buffer.subarray(this.#offset), chunk])
+      this.#offset = 0
+    } else {
+      this.#buffer = chunk
+      this.#offset = 0
+    }
+    const buffer = this.#buffer
+    while (this.#offset < buffer.length) {
+      const start = this.#offset
+      const request = buffer[start] === STAR ? this.#multibulk(buffer, start) : this.#inline(buffer, start)
+      if (request === undefined) return
+      if (request !== null) onRequest(request)
+    }
+  }
+
+  /** Bytes received and not yet part of a complete request. */
+  get pendingBytes(): number {
+    return this.#needed > 0 ? this.#heldBytes : this.#buffer.length - this.#offset
+  }
+
+  // A complete request, null for one Redis ignores (an empty multibulk), or undefined when more bytes are needed.
+  #multibulk(buffer: Buffer, start: number): Request | null | undefined {
+    const countEnd = lineEnd(buffer, start + 1)
+    if (countEnd === INCOMPLETE) return this.#incompleteLine(buffer, start, start)
+    const count = parseLength(buffer, start + 1, countEnd, 'invalid multibulk length')
+    if (count > MAX_ARGUMENTS) throw new ProtocolError('invalid multibulk length')
+    let position = countEnd + 2
+    if (count <= 0) {
+      this.#offset = position
+      return null
+    }
+    let name = ''
+    const args = new Array<Buffer>(count - 1)
+    for (let i = 0; i < count; i++) {
+      if (position >= buffer.length) return this.#incomplete(buffer, start, 0)
+      if (buffer[position] !== DOLLAR) {
+        throw new ProtocolError(`expected '$', got '${String.fromCharCode(buffer[position] as number)}'`)
+      }
+      const lengthEnd = lineEnd(buffer, position + 1)
+      if (lengthEnd === INCOMPLETE) return this.#incompleteLine(buffer, start, position)
+      const length = parseLength(buffer, position + 1, lengthEnd, 'invalid bulk length')
+      if (length < 0 || length > MAX_BULK_BYTES) throw new ProtocolError('invalid bulk length')
+      const dataStart = lengthEnd + 2
+      const dataEnd = dataStart + length
+      if (dataEnd + 2 > buffer.length) return this.#incomplete(buffer, start, dataEnd + 2 - start)
+      if (i === 0) name = buffer.toString('latin1', dataStart, dataEnd)
+      else args[i - 1] = buffer.subarray(dataStart, dataEnd)
+      position = dataEnd + 2
+    }
+    this.#offset = position
+    return { name, args, raw: buffer.subarray(start, position) }
+  }
+
+  #inline(buffer: Buffer, start: number): Request | null | undefined {
+    const newline = buffer.indexOf(LF, start)
+    if (newline === INCOMPLETE) {
+      if (buffer.length - start > MAX_INLINE_BYTES) throw new ProtocolError('too big inline request')
+      return this.#incomplete(buffer, start, 0)
+    }
+    this.#offset = newline + 1
+    const end = newline > start && buffer[newline - 1] === CR ? newline - 1 : newline
+    const argv = splitInlineArguments(buffer.subarray(start, end))
+    const first = argv[0]
+    if (first === undefined) return null
+    return { name: first.toString('latin1'), args: argv.slice(1), raw: encodeRequest(argv) }
+  }
+
+  // A header line without its end: Redis refuses one longer than an inline request may be.
+  #incompleteLine(buffer: Buffer, start: number, lineStart: number): undefined {
+    if (buffer.length - lineStart > MAX_INLINE_BYTES) throw new ProtocolError('too big mbulk count string')
+    return this.#incomplete(buffer, start, 0)
+  }
+
+  // Keeps the incomplete request's bytes; with `needed` known, later chunks are held until it is reached.
+  #incomplete(buffer: Buffer, start: number, needed: number): undefined {
+    const rest = buffer.subarray(start)
+    this.#offset = 0
+    if (needed > rest.length) {
+      this.#held = [rest]
+      this.#heldBytes = rest.length
+      this.#needed = needed
+      this.#buffer = Buffer.alloc(0)
+    } else {
+      this.#buffer = rest
+    }
+    return undefined
+  }
+}
+
+/** The index of the CR ending the line that starts at `from`, or -1 when the line is not complete yet. */
+function lineEnd(buffer: Buffer, from: number): number {
+  const cr = buffer.indexOf(CR, from)
+  if (cr === -1 || cr + 1 >= buffer.length) return INCOMPLETE
+  return cr
+}
+
+/** A decimal integer between `from` and `to` (optionally negative), as Redis' string2ll accepts it. */
+function parseLength(buffer: Buffer, from: number, to: number, error: string): number {
+  if (from === to || to - from > 12) throw new ProtocolError(error)
+  let negative = false
+  let i = from
+  if (buffer[i] === 45) {
+    negative = true
+    i++
+    if (i === to) throw new ProtocolError(error)
+  }
+  let value = 0
+  for (; i < to; i++) {
+    const digit = (buffer[i] as number) - 48
+    if (digit < 0 || digit > 9) throw new ProtocolError(error)
+    value = value * 10 + digit
+  }
+  return negative ? -value : value
+}
+
+/** A request in RESP multibulk form. */
+export function encodeRequest(argv: readonly (Buffer | string)[]): Buffer {
+  const parts: Buffer[] = [Buffer.from(`*${argv.length}\r\n`)]
+  for (const arg of argv) {
+    const bytes = typeof arg === 'string' ? Buffer.from(arg) : arg
+    parts.push(Buffer.from(`$${bytes.length}\r\n`), bytes, CRLF)
+  }
+  return Buffer.concat(parts)
+}
+
+const CRLF = Buffer.from('\r\n')
