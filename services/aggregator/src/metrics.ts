@@ -26,6 +26,8 @@ export interface Metrics {
   readonly registryWriteFailures: Counter
   /** Automatic promotions the detector gave up on (see Detector): each is a hot key left unmitigated. */
   readonly promotionsAbandoned: Counter
+  /** Snapshot hashes replaced because no replica wrote them (see RegistryPublisher). */
+  readonly registrySnapshotRepaired: Counter
   /** From a report's window end to its ingestion. */
   readonly reportLag: Histogram
 }
@@ -98,6 +100,11 @@ export function createMetrics(): Metrics {
     promotionsAbandoned: new Counter({
       name: 'heatsink_promotions_abandoned_total',
       help: 'Automatic promotions given up after repeated failures that were not a Postgres outage',
+      registers,
+    }),
+    registrySnapshotRepaired: new Counter({
+      name: 'heatsink_registry_snapshot_repaired_total',
+      help: 'Registry snapshot hashes replaced because their version was not an integer or was ahead of Postgres',
       registers,
     }),
     reportLag: new Histogram({

@@ -6,6 +6,7 @@ const script = (file: string) => RedisScript.fromFile(new URL(`./${file}`, impor
 
 const PUBLISH_REGISTRY = script('publishRegistry-1.lua')
 const APPLY_REPORT = script('applyReport-1.lua')
+const REPAIR_REGISTRY_SNAPSHOT = script('repairRegistrySnapshot-1.lua')
 
 /** The aggregator's Lua scripts, typed. */
 export const aggregatorScripts = {
@@ -23,6 +24,15 @@ export const aggregatorScripts = {
       [snapshotKey],
       [snapshotVersion, snapshot, channel, ...eventVersionsAndPayloads],
     ),
+
+  /** Replaces the snapshot hash if its version is still `found`; resolves to 1 when it did, 0 otherwise. */
+  repairRegistrySnapshot: (
+    redis: Redis | Cluster,
+    snapshotKey: string,
+    found: string,
+    snapshotVersion: number,
+    snapshot: string,
+  ) => REPAIR_REGISTRY_SNAPSHOT.run<number>(redis, [snapshotKey], [found, snapshotVersion, snapshot]),
 
   /** Folds one agent's counts into a window-shard; resolves to the crossing and warm keys, flattened. */
   applyReport: (redis: Redis | Cluster, windowShardKey: string, args: ReadonlyArray<string | number>) =>

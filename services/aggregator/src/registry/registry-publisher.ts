@@ -114,29 +114,39 @@ export class RegistryPublisher {
 
   async #flushOnce(): Promise<FlushResult> {
     const key = this.#names.registrySnapshotKey
+    // Redis first, Postgres second: every version a replica publishes was committed before, so a stored version
+    // above the one Postgres gives afterwards was written by someone else.
+    const found = await this.#redis.hget(key, 'version')
     const stored = await this.#store.snapshot(this.#db)
     this.#countHotKeys(stored.records)
-    const inRedis = Number((await this.#redis.hget(key, 'version')) ?? 0)
-    if (stored.version <= inRedis) return { version: stored.version, published: [] }
+    const snapshot = () =>
+      this.#sign(
+        encodeSnapshot({
+          v: WIRE_VERSION,
+          kind: 'snapshot',
+          version: stored.version,
+          at: this.#clock.now(),
+          entries: stored.records.map(toEntry),
+        }),
+      )
+    const inRedis = found === null ? 0 : /^\d{1,15}$/.test(found) ? Number(found) : Number.NaN
+    if (!(inRedis <= stored.version)) {
+      // A garbled or forged version would otherwise stop every publish for good (none is ever "newer"). Agents
+      // that fell behind meanwhile see the repaired version ahead of theirs and reload the snapshot.
+      await this.#repair(found as string, stored.version, snapshot())
+      return { version: stored.version, published: [] }
+    }
+    if (stored.version === inRedis) return { version: stored.version, published: [] }
 
     // Versions are taken under a row lock held to commit, so a snapshot at version N sees every event up to N:
     // reading the events up to the snapshot's version afterwards leaves no gap between them.
     const events = await this.#store.eventsToPublish(this.#db, inRedis, stored.version, this.#maxEvents)
-    const snapshot = this.#sign(
-      encodeSnapshot({
-        v: WIRE_VERSION,
-        kind: 'snapshot',
-        version: stored.version,
-        at: this.#clock.now(),
-        entries: stored.records.map(toEntry),
-      }),
-    )
     const pairs = events.flatMap((event) => [event.version, this.#sign(event.payload)])
     const result = await aggregatorScripts.publishRegistry(
       this.#redis,
       key,
       stored.version,
-      snapshot,
+      snapshot(),
       this.#names.registryChannel,
       pairs,
     )
@@ -153,6 +163,23 @@ export class RegistryPublisher {
     }
     if (published.length > 0) this.#log?.debug({ versions: published }, 'registry events published')
     return { version: stored.version, published }
+  }
+
+  async #repair(found: string, version: number, snapshot: string): Promise<void> {
+    const key = this.#names.registrySnapshotKey
+    const replaced = await aggregatorScripts.repairRegistrySnapshot(
+      this.#redis,
+      key,
+      found,
+      version,
+      snapshot,
+    )
+    if (replaced !== 1) return
+    this.#metrics?.registrySnapshotRepaired.inc()
+    this.#log?.warn(
+      { found: found.slice(0, 64), version },
+      'registry snapshot hash held a version no replica wrote; replaced with the registry from Postgres',
+    )
   }
 
   #countHotKeys(records: readonly RegistryRecord[]): void {
