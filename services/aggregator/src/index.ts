@@ -24,7 +24,8 @@ export {
   MigrationError,
   RegistryUnavailableError,
 } from './errors.js'
-export { type ApiOptions, type ApiServer, buildApi } from './http/app.js'
+export { type ApiOptions, type ApiServer, buildApi, type OperatorViews } from './http/app.js'
+export { dashboardDir } from './http/dashboard-assets.js'
 export type { ReadinessProbe } from './http/ops-routes.js'
 export { type ReceivedReport, ReportConsumer } from './ingest/report-consumer.js'
 export { ReportIngest } from './ingest/report-ingest.js'
