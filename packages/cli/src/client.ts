@@ -75,9 +75,10 @@ export class ControlPlaneClient {
         signal: AbortSignal.timeout(TIMEOUT_MS),
       })
     } catch (error) {
-      const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message
+      const cause = error as { message: string; cause?: { code?: string; message?: string } }
+      const reason = cause.cause?.code ?? cause.cause?.message ?? cause.message
       throw new CliError(
-        `cannot reach the control plane at ${this.#base} (${cause}); set HEATSINK_URL or --url`,
+        `cannot reach the control plane at ${this.#base} (${reason}); set HEATSINK_URL or --url`,
         ExitCode.unreachable,
       )
     }

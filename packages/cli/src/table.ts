@@ -9,28 +9,41 @@ export interface Column {
 // Piped output has no terminal width; 120 columns reads well in logs and CI output.
 const DEFAULT_WIDTH = 120
 const MIN_TEXT_WIDTH = 8
+const MIN_KEY_WIDTH = 16
 
 /**
- * Renders rows as a table that fits the terminal: numeric columns keep their width, and the text columns (keys
- * first of all) share what is left, long values cut with an ellipsis by cli-table3.
+ * Renders rows as a table that fits the terminal: the key column gives way first, then the other text columns;
+ * numeric columns keep their width. cli-table3 cuts long values with an ellipsis.
  */
 export function renderTable(
   columns: readonly Column[],
   rows: readonly string[][],
   width = terminalWidth(),
 ): string {
-  const natural = columns.map(
+  const widths = columns.map(
     (column, i) => Math.max(column.heading.length, ...rows.map((row) => (row[i] ?? '').length)) + 2,
   )
   // Borders take one character per column plus one.
-  const available = width - (columns.length + 1)
-  const fixed = natural.reduce((sum, n, i) => (columns[i]?.numeric === true ? sum + n : sum), 0)
-  const textColumns = columns.filter((column) => column.numeric !== true).length
-  const naturalText = natural.reduce((sum, n, i) => (columns[i]?.numeric === true ? sum : sum + n), 0)
-  const share = textColumns === 0 ? 0 : Math.max(MIN_TEXT_WIDTH, available - fixed) / naturalText
-  const widths = natural.map((n, i) =>
-    columns[i]?.numeric === true || share >= 1 ? n : Math.max(MIN_TEXT_WIDTH, Math.floor(n * share)),
-  )
+  let over = widths.reduce((sum, n) => sum + n, columns.length + 1) - width
+  // The first column (the key) gives way first: it is the one that grows without bound.
+  const first = widths[0] ?? 0
+  const firstShrink = Math.min(over, Math.max(0, first - MIN_KEY_WIDTH))
+  if (over > 0 && firstShrink > 0) {
+    widths[0] = first - firstShrink
+    over -= firstShrink
+  }
+  // Then the other text columns, widest first; numbers are never cut.
+  while (over > 0) {
+    let widest = -1
+    columns.forEach((column, i) => {
+      if (i > 0 && column.numeric !== true && (widths[i] ?? 0) > MIN_TEXT_WIDTH) {
+        if (widest < 0 || (widths[i] ?? 0) > (widths[widest] ?? 0)) widest = i
+      }
+    })
+    if (widest < 0) break
+    widths[widest] = (widths[widest] ?? 0) - 1
+    over--
+  }
   const table = new Table({
     head: columns.map((column) => column.heading),
     colWidths: widths,
@@ -44,5 +57,6 @@ export function renderTable(
 
 /** The terminal's width, or 120 when the output is not a terminal. */
 export function terminalWidth(): number {
-  return process.stdout.isTTY === true ? (process.stdout.columns ?? DEFAULT_WIDTH) : DEFAULT_WIDTH
+  // A pseudo-terminal nobody sized reports 0 columns.
+  return process.stdout.isTTY === true && process.stdout.columns > 0 ? process.stdout.columns : DEFAULT_WIDTH
 }
