@@ -1,0 +1,3 @@
+import { heatsinkProject } from '../../test/support/vitest-project.js'
+
+export default heatsinkProject('soak')
