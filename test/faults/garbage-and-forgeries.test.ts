@@ -1,7 +1,7 @@
+import { registryEntry } from '@heatsink/agent/testing'
 import {
   createNames,
   encodeRegistryEvent,
-  keyHash,
   STREAM_FIELD,
   signRegistryMessage,
   WIRE_VERSION,
@@ -117,18 +117,7 @@ describe('garbage and forged messages on every stream, channel and key Heatsink 
         type: 'promote',
         version,
         at: Date.now(),
-        entry: {
-          key,
-          keyHash: keyHash(key),
-          mitigation: 'local_cache',
-          splitFactor: 1,
-          ttlSeconds: null,
-          source: 'manual',
-          status: 'active',
-          detectedAt: Date.now(),
-          expiresAt: null,
-          version,
-        },
+        entry: registryEntry(key, 'local_cache', version),
       })
       return signedWith === null ? text : signRegistryMessage(text, signedWith)
     }

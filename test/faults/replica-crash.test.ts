@@ -22,14 +22,13 @@ describe('SIGKILL of one of two aggregator replicas mid-stream', () => {
     const windows = [now - 3 * WINDOW_MS, now - 2 * WINDOW_MS, now - WINDOW_MS]
     const keys = Array.from({ length: 300 }, (_, i) => `${redis.namespace}:k:${i}`)
     // 1,200 reports before the crash, 400 after it; one report per agent and window.
-    const before = reportBurst({ agents: 400, agentPrefix: 'a', windows, keys, keysPerReport: 100, seed: 1 })
+    const before = reportBurst({ agents: 400, agentPrefix: 'a', windows, keys, keysPerReport: 100 })
     const after = reportBurst({
       agents: 400,
       agentPrefix: 'b',
       windows: [now],
       keys,
       keysPerReport: 100,
-      seed: 2,
     })
 
     const sending = sendReports(admin, names, before.reports)

@@ -10,18 +10,6 @@ export interface ReportBurst {
   readonly expected: Map<number, Map<string, number>>
 }
 
-/** Deterministic in [0, 1), so a failure reproduces (mulberry32). */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 /**
  * One final report per agent and window, each naming `keysPerReport` of `keys` with counts from 1 to 50. One
  * report per agent and window means a report lost anywhere shows up as a sum short by its counts.
@@ -32,9 +20,8 @@ export function reportBurst(options: {
   windows: readonly number[]
   keys: readonly string[]
   keysPerReport: number
-  seed: number
 }): ReportBurst {
-  const random = seeded(options.seed)
+  const random = Math.random
   const reports: WindowReport[] = []
   const expected = new Map<number, Map<string, number>>()
   for (const windowStart of options.windows) {
