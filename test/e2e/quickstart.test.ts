@@ -25,14 +25,37 @@ describe("the quickstart (the README's first command)", () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let output = ''
+    // The dashboard, fetched while the run is live from the address it prints first.
+    let dashboard: Promise<{ status: number; type: string | null; body: string }> | undefined
     child.stdout.on('data', (chunk) => {
       output += String(chunk)
+      const address = /^Dashboard: (http:\/\/127\.0\.0\.1:\d+\/)/m.exec(output)?.[1]
+      if (address !== undefined && dashboard === undefined) {
+        dashboard = fetch(address).then(async (response) => ({
+          status: response.status,
+          type: response.headers.get('content-type'),
+          body: await response.text(),
+        }))
+      }
     })
     child.stderr.on('data', (chunk) => {
       output += String(chunk)
     })
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
     holder.close()
+    // Progress from the first line, the dashboard's address before anything else about the cluster.
+    expect(output.split('\n')[0]).toBe(
+      'Heatsink quickstart: starting Redis, 2 aggregator replicas and 3 agent processes...',
+    )
+    expect(output.indexOf('Dashboard: http://127.0.0.1:')).toBeLessThan(
+      output.indexOf('API docs: http://127.0.0.1:'),
+    )
+    expect(await dashboard).toMatchObject({ status: 200, type: expect.stringContaining('text/html') })
+    expect((await dashboard)?.body).toContain('<div id="app">')
+    // Piped, it is a log: lines within 120 columns, one per event, and no heading without content under it.
+    expect(output.split('\n').filter((line) => line.length > 120)).toEqual([])
+    expect(output).not.toMatch(/^Events$/m)
+    expect(output).toMatch(/^\[\+\d+s\] Registry: /m)
     expect(output).toContain('API docs: http://127.0.0.1:')
     expect(output).toMatch(/port 8080 is taken; replica 1 listens on http:\/\/127\.0\.0\.1:\d+/)
     expect(output).not.toContain('EADDRINUSE')

@@ -18,30 +18,73 @@ export interface ViewState {
   footer: string
 }
 
+/** Widest line the view prints: a log reader's or CI page's width, and a terminal's usual one. */
+export const MAX_COLUMNS = 120
+
 const percent = (ratio: number | null | undefined) =>
   ratio === null || ratio === undefined ? '-' : `${(ratio * 100).toFixed(1)}%`
 const rate = (n: number | null | undefined) =>
   n === null || n === undefined ? '-' : Math.round(n).toLocaleString('en')
 
-/** Renders one frame as text; the caller decides whether to redraw the terminal or append. */
+/** The whole screen, redrawn each second on a terminal: header, registry table, footer, latest events. */
 export function renderView(state: ViewState): string {
-  const lines = [...state.header, '']
-  lines.push(
+  const lines = [...state.header, '', ...registryLines(state)]
+  if (state.footer !== '') lines.push('', state.footer)
+  // A heading only over something: before the first promotion there is no Events section at all.
+  if (state.events.length > 0) {
+    lines.push(
+      '',
+      'Events',
+      ...state.events.slice(-8).map((event) => `  ${eventLine(event, state.startedAt)}`),
+    )
+  }
+  return fit(lines).join('\n')
+}
+
+/** The summary a piped run prints every few seconds: the registry table and the footer, no header or events. */
+export function renderSummary(state: ViewState): string {
+  const lines = [`[+${state.elapsedSeconds}s] ${registryLines(state).join('\n')}`]
+  if (state.footer !== '') lines.push(state.footer)
+  return fit(lines.join('\n').split('\n')).join('\n')
+}
+
+/** One event as one line: `[+6.4s] demo:post:42 promoted (auto): ...`. */
+export function eventLine(event: ViewEvent, startedAt: number): string {
+  return `[+${((event.at - startedAt) / 1000).toFixed(1)}s] ${event.text}`
+}
+
+/** Wraps every line longer than MAX_COLUMNS at spaces, continuing indented by four. */
+export function fit(lines: readonly string[]): string[] {
+  const out: string[] = []
+  for (const line of lines) {
+    let rest = line
+    while (rest.length > MAX_COLUMNS) {
+      const cut = rest.lastIndexOf(' ', MAX_COLUMNS)
+      // A word longer than a line (no space to cut at) is cut where the line ends.
+      const at = cut > 4 ? cut : MAX_COLUMNS
+      out.push(rest.slice(0, at).trimEnd())
+      rest = `    ${rest.slice(at).trimStart()}`
+    }
+    out.push(rest)
+  }
+  return out
+}
+
+function registryLines(state: ViewState): string[] {
+  if (state.entries.length === 0) return ['Registry: no hot key yet']
+  const lines = [
     `Registry: ${state.entries.length} hot key(s)`,
-    pad(
-      [
-        'KEY',
-        'MITIGATION',
-        'SPLIT',
-        'SOURCE',
-        'REQ/S',
-        'L1 HIT',
-        'COLLAPSE',
-        'REDIS READS/S BEFORE -> AFTER',
-      ],
-      WIDTHS,
-    ),
-  )
+    pad([
+      'KEY',
+      'MITIGATION',
+      'SPLIT',
+      'SOURCE',
+      'REQ/S',
+      'L1 HIT',
+      'COLLAPSE',
+      'REDIS READS/S BEFORE -> AFTER',
+    ]),
+  ]
   for (const { entry, stats, redisBefore } of state.entries) {
     // Reads that still reach Redis: L1 misses (local_cache keys) per second, from the agents' last window.
     const after =
@@ -49,34 +92,27 @@ export function renderView(state: ViewState): string {
         ? stats.requestsPerSecond * (1 - stats.localCacheHitRatio)
         : undefined
     lines.push(
-      pad(
-        [
-          entry.key,
-          entry.mitigation,
-          String(entry.splitFactor),
-          entry.source,
-          rate(stats?.requestsPerSecond),
-          percent(stats?.localCacheHitRatio),
-          stats?.coalesceCollapseRatio ? `${stats.coalesceCollapseRatio.toFixed(1)}x` : '-',
-          entry.mitigation === 'split'
-            ? `writes per shard: ${stats?.splitShardCounts.join(' ') || '-'}`
-            : redisBefore === undefined
-              ? '-'
-              : `${rate(redisBefore)} -> ${rate(after)}`,
-        ],
-        WIDTHS,
-      ),
+      pad([
+        entry.key,
+        entry.mitigation,
+        String(entry.splitFactor),
+        entry.source,
+        rate(stats?.requestsPerSecond),
+        percent(stats?.localCacheHitRatio),
+        stats?.coalesceCollapseRatio ? `${stats.coalesceCollapseRatio.toFixed(1)}x` : '-',
+        entry.mitigation === 'split'
+          ? `writes per shard: ${stats?.splitShardCounts.join(' ') || '-'}`
+          : redisBefore === undefined
+            ? '-'
+            : `${rate(redisBefore)} -> ${rate(after)}`,
+      ]),
     )
   }
-  if (state.footer !== '') lines.push('', state.footer)
-  lines.push('', 'Events')
-  for (const event of state.events.slice(-8))
-    lines.push(`  [+${((event.at - state.startedAt) / 1000).toFixed(1)}s] ${event.text}`)
-  return lines.join('\n')
+  return lines
 }
 
 const WIDTHS = [22, 12, 6, 7, 9, 8, 9, 30]
 
-function pad(cells: string[], widths: number[]): string {
-  return `  ${cells.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join(' ')}`
+function pad(cells: string[]): string {
+  return `  ${cells.map((cell, i) => cell.padEnd(WIDTHS[i] ?? 0)).join(' ')}`.trimEnd()
 }

@@ -4,7 +4,7 @@ import { ensureRedis, type RunningService, ServiceUnavailableError } from '@heat
 import { createNames, decodeRegistryEvent } from '@heatsink/protocol'
 import { Redis } from 'ioredis'
 import { type ControlPlane, startControlPlane } from './control-plane.js'
-import { renderView, type ViewEvent, type ViewState } from './dashboard.js'
+import { eventLine, fit, renderSummary, renderView, type ViewEvent, type ViewState } from './dashboard.js'
 import { markRunning, otherRunsLive, removeAbandonedRuns, removeKeys, runNamespace } from './run-namespace.js'
 import { backgroundKey, QUICKSTART_HOT_RPS, SCENARIO } from './scenario.js'
 
@@ -16,6 +16,8 @@ const AGENTS = 3
 const namespace = runNamespace(process.env)
 const seconds = Number(process.argv.find((a) => a.startsWith('--seconds='))?.split('=')[1] ?? Number.NaN)
 const interactive = process.stdout.isTTY === true
+// Progress from the first second: each step says what it is doing before doing it.
+console.log('Heatsink quickstart: starting Redis, 2 aggregator replicas and 3 agent processes...')
 
 let redisService: RunningService
 try {
@@ -33,6 +35,7 @@ await removeAbandonedRuns(redis)
 if (!(await otherRunsLive(redis, namespace))) await removeKeys(redis, 'demo:*')
 await seed(redis)
 
+console.log('Starting the control plane (2 aggregator replicas, registry migrations)...')
 const control: ControlPlane = await startControlPlane(redisService.url, namespace)
 const events: ViewEvent[] = []
 const detectedAt = new Map<string, number>()
@@ -82,18 +85,24 @@ for (let index = 0; index < AGENTS; index++) {
   children.push(child)
 }
 
+// The dashboard first: it is what to open. Nothing is opened for the user.
 const header = [
+  `Dashboard: ${control.urls[0]}/   (replica 2: ${control.urls[1]}/, the same picture)`,
   'Heatsink quickstart: 2 aggregator replicas, 3 agent processes, live traffic. Ctrl-C stops everything.',
-  `API docs: ${control.urls[0]}/docs   (replica 2: ${control.urls[1]})   registry: ${control.database}`,
+  `API docs: ${control.urls[0]}/docs   registry: ${control.database}`,
   ...control.portNotes,
   `Redis: ${redisService.url}${redisService.started ? ' (private, started for this run)' : ''}   namespace ${namespace}   hot at ${QUICKSTART_HOT_RPS.toLocaleString('en')} req/s cluster-wide`,
   `Traffic: ${(SCENARIO.backgroundRps * AGENTS).toLocaleString('en')} req/s Zipf background over ${SCENARIO.backgroundKeys.toLocaleString('en')} keys; ${SCENARIO.viral.key} goes viral at +${SCENARIO.viral.startSeconds}s (${(SCENARIO.viral.rpsPerAgent * AGENTS).toLocaleString('en')} req/s);`,
   `  its like counter ${SCENARIO.counter.key} turns write-hot at +${SCENARIO.counter.startSeconds}s (${(SCENARIO.counter.rpsPerAgent * AGENTS).toLocaleString('en')} INCR/s); ${SCENARIO.expiring.key}, loaded from a ${SCENARIO.expiring.loadMs} ms "database" with a ${SCENARIO.expiring.ttlSeconds} s TTL, is read at ${(SCENARIO.expiring.rpsPerAgent * AGENTS).toLocaleString('en')} req/s from +${SCENARIO.expiring.startSeconds}s`,
 ]
-if (!interactive) console.log(header.join('\n'))
+console.log(fit(header).join('\n'))
+console.log(
+  `Started ${AGENTS} agent processes; the traffic begins at +0s. ${interactive ? 'The view redraws every second.' : 'Events print as they happen, the registry every 5 s.'}`,
+)
 
 const ticker = setInterval(() => void frame(), 1000)
 let printedEvents = 0
+let lastSummary = -5
 async function frame(): Promise<void> {
   const elapsedSeconds = Math.max(0, Math.round((Date.now() - startedAt) / 1000))
   const replica = control.replicas[0]
@@ -121,11 +130,14 @@ async function frame(): Promise<void> {
   if (interactive) {
     process.stdout.write(`\x1b[2J\x1b[H${renderView(state)}\n\n  t = +${elapsedSeconds}s\n`)
   } else {
+    // A log: one line per event as it happens, and the registry table every five seconds.
     for (; printedEvents < events.length; printedEvents++) {
-      const event = events[printedEvents] as ViewEvent
-      console.log(`[+${((event.at - startedAt) / 1000).toFixed(1)}s] ${event.text}`)
+      console.log(fit([eventLine(events[printedEvents] as ViewEvent, startedAt)]).join('\n'))
     }
-    if (elapsedSeconds % 5 === 0) console.log(renderView({ ...state, header: [], events: [] }))
+    if (elapsedSeconds >= lastSummary + 5) {
+      lastSummary = elapsedSeconds
+      console.log(renderSummary(state))
+    }
   }
   if (elapsedSeconds >= seconds) await stop()
 }
