@@ -27,6 +27,7 @@ export {
   type StampedeOptions,
 } from './options.js'
 export { REPORT_STREAM_MAXLEN, REPORT_STREAM_TTL_MS } from './reporter.js'
+export { ReportingTuning, type ReportingTuningOptions } from './reporting-tuning.js'
 export type { AgentStats, InvalidationSource, StampedeTotals } from './stats.js'
 export type { Loader, LoadOptions } from './strategies.js'
 export { TRACKING_CHANNEL } from './tracking.js'

@@ -1,11 +1,13 @@
 import {
-  type CandidateEntry,
+  type CompactCandidate,
+  compactCandidate,
   encodeReport,
   type HotKeyStats,
   MAX_HOT_KEY_STATS,
   MAX_KEY_BYTES,
   STREAM_FIELD,
   WIRE_VERSION,
+  type WindowReportInput,
 } from '@heatsink/protocol'
 import type { Clock, HeavyHitter, WindowRecorder, WindowSummary } from '@heatsink/sketch'
 import type { KeyStats } from '@heatsink/stampede'
@@ -194,14 +196,16 @@ export class Reporter {
     return true
   }
 
-  // Every registered key, with getOrLoad's counters and coalesced plain reads (a GET sent is the coalesce
-  // mitigation's upstream load); a window's final report adds the keys getOrLoad served that are among its
+  // Every registered key this agent did something for, with getOrLoad's counters and coalesced plain reads (a GET
+  // sent is the coalesce mitigation's upstream load): a key idle here is left out, as every agent would otherwise
+  // send every registered key every window, and the key's request count is in the candidates anyway (registered
+  // keys are pinned). A window's final report adds the keys getOrLoad served that are among its
   // hitters, so the aggregator knows their collapse ratio too while the report stays bounded by the hitters.
-  #hotKeyStats(reset: boolean, hitters: readonly HeavyHitter[]): HotKeyStats[] {
+  #hotKeyStats(reset: boolean, hitters: readonly HeavyHitter[]): HotKeyStatsInput[] {
     const { view, loads, shardCounts } = this.#options
     const taken = reset ? loads.takeWindowStats() : undefined
     const shards = reset ? shardCounts() : undefined
-    const stats: HotKeyStats[] = []
+    const stats: HotKeyStatsInput[] = []
     for (const hot of view.values()) {
       if (stats.length < MAX_HOT_KEY_STATS) {
         const entry = keyStats(
@@ -210,7 +214,8 @@ export class Reporter {
           hot,
         )
         const perShard = shards?.get(hot.key)
-        stats.push(perShard === undefined ? entry : { ...entry, splitShardCounts: perShard })
+        if (perShard !== undefined) stats.push({ ...entry, splitShardCounts: perShard })
+        else if (Object.keys(entry).length > 1) stats.push(entry)
       }
       if (reset) hot.resetWindow()
     }
@@ -233,9 +238,12 @@ function throwFailed(results: [Error | null, unknown][] | null): void {
   for (const [error] of results) if (error !== null) throw error
 }
 
-function keyStats(key: string, loads: KeyStats | undefined, hot: HotKey | undefined): HotKeyStats {
-  return {
-    key,
+type HotKeyStatsInput = NonNullable<WindowReportInput['hotKeyStats']>[number]
+
+// Counters left out read as 0 (the schema's default), so an idle key's entry is its name alone: every agent
+// reports every registered key every window, and most of them are idle on most agents.
+function keyStats(key: string, loads: KeyStats | undefined, hot: HotKey | undefined): HotKeyStatsInput {
+  const counters: Omit<HotKeyStats, 'key' | 'splitShardCounts'> = {
     l1Hits: hot?.l1Hits ?? 0,
     l1Misses: hot?.l1Misses ?? 0,
     coalescedWaiters: (loads?.coalescedWaiters ?? 0) + (hot?.readsJoined ?? 0),
@@ -245,12 +253,17 @@ function keyStats(key: string, loads: KeyStats | undefined, hot: HotKey | undefi
     timeouts: loads?.timeouts ?? 0,
     misses: hot?.misses ?? 0,
   }
+  const entry: HotKeyStatsInput = { key }
+  for (const [name, value] of Object.entries(counters)) {
+    if (value !== 0) entry[name as keyof typeof counters] = value
+  }
+  return entry
 }
 
-function candidates(hitters: readonly HeavyHitter[]): CandidateEntry[] {
-  const entries: CandidateEntry[] = []
+function candidates(hitters: readonly HeavyHitter[]): CompactCandidate[] {
+  const entries: CompactCandidate[] = []
   for (const { key, count, reads, writes, misses } of hitters) {
-    if (onTheWire(key)) entries.push({ key, count, reads, writes, misses })
+    if (onTheWire(key)) entries.push(compactCandidate(key, count, reads, writes, misses))
   }
   return entries
 }

@@ -1,11 +1,8 @@
-import { randomBytes } from 'node:crypto'
 import { type Agent, createAgent } from '@heatsink/agent'
-import { type Aggregator, createAggregator, createPgDatabase, loadConfig } from '@heatsink/aggregator'
 import { keyNames, seededRandom, ZipfSampler } from '@heatsink/workload'
-import { Redis } from 'ioredis'
+import { startBenchAggregator } from './bench-aggregator.js'
 import { percentile } from './harness.js'
 import type { ResultRow } from './results.js'
-import { benchNamespace, benchRedisUrl, removeNamespace } from './support.js'
 
 const AGENTS = 3
 const TRIALS = 20
@@ -44,32 +41,13 @@ export async function benchDetectionLatency(): Promise<ResultRow[]> {
 }
 
 async function trials({ fastPath }: { fastPath: boolean }): Promise<number[]> {
-  const redisUrl = benchRedisUrl()
-  const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-  const namespace = benchNamespace('detect')
-  const schema = `bench_${randomBytes(4).toString('hex')}`
-  const admin = createPgDatabase(databaseUrl)
-  await admin.query(`CREATE SCHEMA ${schema}`)
-  const url = new URL(databaseUrl)
-  url.searchParams.set('options', `-c search_path=${schema}`)
-  const db = createPgDatabase(url.toString())
-  const redis = new Redis(redisUrl)
-  let aggregator: Aggregator | undefined
+  const { namespace, redisUrl, redis, close } = await startBenchAggregator('detect', {
+    HEATSINK_HOT_RPS: String(HOT_RPS),
+    HEATSINK_WINDOW_MS: String(WINDOW_MS),
+  })
   const agents: Agent[] = []
   const stops: Array<() => void> = []
   try {
-    aggregator = createAggregator(
-      loadConfig({
-        REDIS_URL: redisUrl,
-        DATABASE_URL: url.toString(),
-        HEATSINK_NAMESPACE: namespace,
-        HEATSINK_HOT_RPS: String(HOT_RPS),
-        HEATSINK_WINDOW_MS: String(WINDOW_MS),
-        PORT: '0',
-      }),
-      { db },
-    )
-    await aggregator.start()
     for (let i = 0; i < AGENTS; i++) {
       const agent = createAgent({
         redis: redisUrl,
@@ -105,12 +83,7 @@ async function trials({ fastPath }: { fastPath: boolean }): Promise<number[]> {
   } finally {
     for (const stop of stops) stop()
     await Promise.all(agents.map((agent) => agent.close()))
-    await aggregator?.stop()
-    await db.close()
-    await admin.query(`DROP SCHEMA ${schema} CASCADE`)
-    await admin.close()
-    await removeNamespace(redis, namespace)
-    await redis.quit()
+    await close()
   }
 }
 

@@ -1,6 +1,7 @@
 import { ensurePostgres, ensureRedis } from '@heatsink/devservices'
 import { benchAggregatorIngest } from './aggregator-ingest.bench.js'
 import { benchDetectionLatency } from './detection-latency.bench.js'
+import { benchFleetDetection } from './fleet-detection.bench.js'
 import { benchFrontDoorL1Hit } from './front-door-l1-hit.bench.js'
 import { benchFrontDoorPassThrough } from './front-door-pass-through.bench.js'
 import { benchFrontDoorSplitRead } from './front-door-split-read.bench.js'
@@ -19,6 +20,7 @@ const benchmarks: Record<string, () => ResultRow[] | Promise<ResultRow[]>> = {
   'pass-through': benchPassThrough,
   offload: benchOffload,
   'detection-latency': benchDetectionLatency,
+  'fleet-detection': benchFleetDetection,
   'report-decode': benchReportDecode,
   'aggregator-ingest': benchAggregatorIngest,
   // Loaded lazily so bentocache is imported only when its comparison runs.

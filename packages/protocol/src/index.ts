@@ -63,6 +63,8 @@ export {
 } from './registry-mac.js'
 export {
   CandidateEntry,
+  type CompactCandidate,
+  compactCandidate,
   HotKeyStats,
   MAX_CANDIDATES,
   MAX_HOT_KEY_STATS,

@@ -17,14 +17,41 @@ export const MAX_HOT_KEY_STATS = 10_000
  * Counts are cumulative for the window: a partial report and the window's final report both give the
  * counts from the window's start, so the aggregator keeps the largest it has seen per agent and key, and a
  * report processed twice, or out of order, changes nothing.
+ *
+ * On the wire an entry is an object or, as agents send it, the tuple [key, count, reads, writes, misses?]:
+ * half the bytes, and reports are what an agent sends most (each agent reports every key of the fleet's hot
+ * set it sees, every window). Decoding turns both into the object.
  */
-export const CandidateEntry = z.object({
+const CandidateObject = z.object({
   key: RedisKey,
   count: Count,
   reads: Count,
   writes: Count,
   misses: Count.default(0),
 })
+// The tuple is renamed into the object before validation, so an error names the field in either form.
+export const CandidateEntry = z.preprocess(
+  (entry) =>
+    Array.isArray(entry) && (entry.length === 4 || entry.length === 5)
+      ? { key: entry[0], count: entry[1], reads: entry[2], writes: entry[3], misses: entry[4] ?? 0 }
+      : entry,
+  CandidateObject,
+)
+/** A candidate as an agent writes it: the compact tuple; misses left out when there were none. */
+export type CompactCandidate =
+  | [key: string, count: number, reads: number, writes: number]
+  | [key: string, count: number, reads: number, writes: number, misses: number]
+
+/** The compact wire form of a candidate. */
+export function compactCandidate(
+  key: string,
+  count: number,
+  reads: number,
+  writes: number,
+  misses: number,
+): CompactCandidate {
+  return misses === 0 ? [key, count, reads, writes] : [key, count, reads, writes, misses]
+}
 export type CandidateEntry = z.infer<typeof CandidateEntry>
 
 /** How an agent's mitigation of one registered hot key behaved in the window; absent counters mean 0. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { ZodError } from 'zod'
 import {
+  compactCandidate,
   decodeInvalidation,
   decodeRegistryEvent,
   decodeReport,
@@ -316,5 +317,38 @@ describe('malformed messages', () => {
   it('accepts an invalidation of exactly 1000 keys', () => {
     const keys = Array.from({ length: 1000 }, (_, i) => `k${i}`)
     expect(decodeInvalidation(encodeInvalidation({ ...invalidation, keys })).keys).toHaveLength(1000)
+  })
+})
+
+describe('compact candidates', () => {
+  it('decode the tuple agents send into the same entry as the object form, and name a bad field in either', () => {
+    const base = {
+      v: WIRE_VERSION,
+      kind: 'report',
+      agentId: 'a',
+      seq: 1,
+      windowStart: 0,
+      windowMs: 1000,
+      total: 9,
+      dropped: 0,
+    }
+    const text = JSON.stringify({
+      ...base,
+      candidates: [compactCandidate('k', 5, 4, 1, 0), compactCandidate('m', 3, 3, 0, 2), ['o', 1, 1, 0]],
+    })
+    expect(text).toContain('["k",5,4,1]')
+    expect(decodeReport(text).candidates).toEqual([
+      { key: 'k', count: 5, reads: 4, writes: 1, misses: 0 },
+      { key: 'm', count: 3, reads: 3, writes: 0, misses: 2 },
+      { key: 'o', count: 1, reads: 1, writes: 0, misses: 0 },
+    ])
+    const bad = safeDecodeReport(JSON.stringify({ ...base, candidates: [['k', 5, -1, 0]] }))
+    expect(!bad.ok && bad.error instanceof MalformedMessageError && bad.error.field).toBe(
+      'candidates.0.reads',
+    )
+    const short = safeDecodeReport(JSON.stringify({ ...base, candidates: [['k', 5]] }))
+    expect(!short.ok && short.error instanceof MalformedMessageError && short.error.field).toBe(
+      'candidates.0',
+    )
   })
 })

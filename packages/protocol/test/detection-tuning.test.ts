@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import {
+  type DetectionTuning,
   encodeTuning,
   MAX_WATCHED_KEYS,
   safeDecodeTuning,
@@ -8,9 +9,9 @@ import {
   WIRE_VERSION,
 } from '../src/index.js'
 
-const tuning = {
+const tuning: DetectionTuning = {
   v: WIRE_VERSION,
-  kind: 'tuning' as const,
+  kind: 'tuning',
   at: 1_700_000_000_000,
   activeAgents: 200,
   reportFloor: 5,
