@@ -100,6 +100,8 @@ describe('the dashboard in a real browser', () => {
     mkdirSync(dirname(SCREENSHOT), { recursive: true })
     await page.screenshot({ path: SCREENSHOT, fullPage: true })
 
+    // The page says that writes need a token before any write fails.
+    expect(await page.getByTestId('token-hint').textContent()).toBe('writes need it')
     // A promotion with a wrong token is refused, and the page says so.
     const manual = `${redis().namespace}:config:flags`
     const form = page.getByTestId('promote-form')

@@ -71,6 +71,8 @@ export interface LiveState {
   hotRps: number
   coolRps: number
   windowMs: number
+  /** Promote and demote need `Authorization: Bearer <HEATSINK_API_TOKEN>`. */
+  writesNeedToken: boolean
   registryVersion: number
   hotkeys: LiveHotKey[]
   events: RegistryChange[]

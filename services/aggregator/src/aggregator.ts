@@ -163,6 +163,7 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
       hotRps: config.hotRps,
       coolRps: config.coolRps,
       windowMs: config.windowMs,
+      writesNeedToken: config.apiToken !== null,
     }),
     windowMs: config.windowMs,
     latestCompleteWindow: () => detection.traffic.latestCompleteWindow(),

@@ -40,7 +40,7 @@ export function App() {
             {state.coolRps.toLocaleString('en')} req/s
           </span>
         )}
-        <TokenField />
+        <TokenField required={state?.writesNeedToken ?? true} />
       </header>
       {view.problem === null ? null : (
         <p class="status error" role="alert">

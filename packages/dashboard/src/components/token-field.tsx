@@ -2,8 +2,13 @@ import { useState } from 'preact/hooks'
 import { loadToken, saveToken } from '../token.js'
 
 /** The API token box: typed by the operator, kept in this tab only, needed for writes when the API has one. */
-export function TokenField() {
+export function TokenField({ required }: { required: boolean }) {
   const [token, setToken] = useState(loadToken() ?? '')
+  const hint = !required
+    ? 'writes are open: the API has no token'
+    : token === ''
+      ? 'writes need it'
+      : 'kept for this tab only'
   return (
     <label class="token">
       API token
@@ -18,7 +23,9 @@ export function TokenField() {
           saveToken(e.currentTarget.value.trim())
         }}
       />
-      <small>kept for this tab only</small>
+      <small class={required && token === '' ? 'needed' : ''} data-testid="token-hint">
+        {hint}
+      </small>
     </label>
   )
 }

@@ -17,6 +17,8 @@ export interface LiveStateReaderOptions {
   hotRps: number
   coolRps: number
   windowMs: number
+  /** Whether the API has a token, so the page can say that writes need one before a write fails. */
+  writesNeedToken: boolean
 }
 
 /** Reads what the dashboard shows, from Postgres and Redis only, so every replica shows the same picture. */
@@ -29,7 +31,7 @@ export class LiveStateReader {
 
   /** The registry, each hot key's statistics, the latest events and the agents, as of now. */
   async state(): Promise<LiveState & { stats: Map<string, KeyStats | undefined> }> {
-    const { registry, events, agents, traffic, hotRps, coolRps, windowMs } = this.#options
+    const { registry, events, agents, traffic, hotRps, coolRps, windowMs, writesNeedToken } = this.#options
     const [snapshot, recent, agentList, rates] = await Promise.all([
       registry.snapshot(),
       events.recent({ limit: LIVE_EVENTS }),
@@ -42,6 +44,7 @@ export class LiveStateReader {
       hotRps,
       coolRps,
       windowMs,
+      writesNeedToken,
       registryVersion: snapshot.version,
       hotkeys: snapshot.entries.map((entry) =>
         toLiveHotKey(entry, stats.get(entry.key), rates.get(entry.key)),
