@@ -1,3 +1,4 @@
+import SwaggerParser from '@apidevtools/swagger-parser'
 import type { LiveFrame } from '@heatsink/protocol'
 import { useTestPostgres, useTestRedis } from '@heatsink/test'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -120,6 +121,13 @@ describe('operator views', () => {
     expect(perAgent.body.agents).toEqual([
       expect.objectContaining({ agentId: 'agent-1', l1Hits: 250, l1Misses: 50 }),
     ])
+
+    // The operators' routes are in the OpenAPI document, and it stays valid.
+    const document = (await json<{ paths: Record<string, unknown> }>(`${base}/docs/json`)).body
+    expect(Object.keys(document.paths)).toEqual(
+      expect.arrayContaining(['/agents', '/events', '/hotkeys/{key}/agents', '/live']),
+    )
+    await SwaggerParser.validate(structuredClone(document) as never)
   })
 
   it('streams frames over server-sent events, resumes after the last id, and never holds up a shutdown', async () => {

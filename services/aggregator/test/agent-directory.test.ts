@@ -1,0 +1,50 @@
+import { createNames } from '@heatsink/protocol'
+import { useTestRedis } from '@heatsink/test'
+import { describe, expect, it } from 'vitest'
+import { AgentDirectory } from '../src/agents/agent-directory.js'
+import { ManualClock } from './support/fixtures.js'
+import { makeReport } from './support/reports.js'
+
+const redis = useTestRedis()
+
+describe('AgentDirectory', () => {
+  it('marks an agent stale after three silent windows and forgets it after ten minutes', async () => {
+    const clock = new ManualClock()
+    const agents = new AgentDirectory(redis().client(), createNames(redis().namespace), 1000, () =>
+      clock.now(),
+    )
+    await agents.record([
+      makeReport('quiet', 0, {}, { dropped: 1, registryVersion: 4 }),
+      makeReport('busy', 0, {}, { registryVersion: 5 }),
+    ])
+    clock.advance(2000)
+    await agents.record([makeReport('busy', 1000, {}, { dropped: 2 })])
+    clock.advance(1500)
+
+    expect(await agents.list()).toEqual([
+      {
+        agentId: 'busy',
+        lastReportAt: clock.now() - 1500,
+        lastReportAgeMs: 1500,
+        reportsDropped: 2,
+        registryVersion: null,
+        stale: false,
+      },
+      {
+        agentId: 'quiet',
+        lastReportAt: clock.now() - 3500,
+        lastReportAgeMs: 3500,
+        reportsDropped: 1,
+        registryVersion: 4,
+        stale: true,
+      },
+    ])
+
+    clock.advance(10 * 60_000 - 3000)
+    expect((await agents.list()).map((agent) => agent.agentId)).toEqual(['busy'])
+    // Forgotten means removed from Redis, its dropped count with it.
+    expect(
+      Object.keys(await redis().client().hgetall(createNames(redis().namespace).agentsKey)).sort(),
+    ).toEqual([' dropped\nbusy', 'busy'])
+  })
+})
