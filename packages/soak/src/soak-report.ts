@@ -43,13 +43,15 @@ export interface SoakOutcome {
 export function printSummary(outcome: SoakOutcome, print: (line: string) => void = console.log): string[] {
   const missed: string[] = []
   print('')
-  print(`after ${outcome.warmUpSeconds} s of warm-up (least-squares slope over the samples after it):`)
+  print(
+    `after ${outcome.warmUpSeconds} s of warm-up: least-squares slopes through each minute's RSS peak and heap floor`,
+  )
   print('process         role         rss start  rss end  rss MB/min  heap MB/min')
   for (const p of outcome.processes) {
     const all = outcome.samples.get(p.name) ?? []
     const measured = all.filter((s) => s.atSeconds >= outcome.warmUpSeconds)
-    const rssSlope = slopeMbPerMinute(measured, (s) => s.rssBytes)
-    const heapSlope = slopeMbPerMinute(measured, (s) => s.heapBytes)
+    const rssSlope = slopeMbPerMinute(measured, (s) => s.rssBytes, 'peak')
+    const heapSlope = slopeMbPerMinute(measured, (s) => s.heapBytes, 'floor')
     print(
       `${p.name.padEnd(15)} ${p.role.padEnd(10)} ${mb(measured[0]?.rssBytes)}   ${mb(measured.at(-1)?.rssBytes)}      ${signed(rssSlope)}       ${signed(heapSlope)}`,
     )

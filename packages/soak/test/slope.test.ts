@@ -5,19 +5,32 @@ import { slopeMbPerMinute } from '../src/slope.js'
 const MB = 1024 * 1024
 
 describe('slopeMbPerMinute', () => {
-  it('is the least-squares growth in MB per minute, noise and all', () => {
-    // 2 MB/min with a sawtooth of garbage collections on top, sampled every 5 s for 10 minutes.
-    const samples = Array.from({ length: 121 }, (_, i) => ({
+  // Sampled every 5 s for 10 minutes.
+  const minutes = (bytesAt: (seconds: number, i: number) => number | null) =>
+    Array.from({ length: 121 }, (_, i) => ({
       atSeconds: i * 5,
-      rssBytes: 100 * MB + ((i * 5) / 60) * 2 * MB + (i % 6) * 0.5 * MB,
-      heapBytes: i % 2 === 0 ? null : 50 * MB,
+      rssBytes: bytesAt(i * 5, i) ?? 0,
+      heapBytes: bytesAt(i * 5, i),
     }))
-    expect(slopeMbPerMinute(samples, (s) => s.rssBytes)).toBeCloseTo(2, 1)
-    expect(slopeMbPerMinute(samples, (s) => s.heapBytes)).toBeCloseTo(0, 6)
+
+  it('finds a leak of 2 MB/min under a sawtooth of collections, by peaks and by floors', () => {
+    const leaking = minutes((s, i) => 100 * MB + (s / 60) * 2 * MB + (i % 6) * 3 * MB)
+    expect(slopeMbPerMinute(leaking, (s) => s.rssBytes, 'peak')).toBeCloseTo(2, 0)
+    expect(slopeMbPerMinute(leaking, (s) => s.heapBytes, 'floor')).toBeCloseTo(2, 0)
   })
 
-  it('says nothing from fewer than three points', () => {
-    expect(slopeMbPerMinute([{ atSeconds: 0, rssBytes: MB, heapBytes: null }], (s) => s.rssBytes)).toBeNull()
+  it('reads a plateau with one deep dip (pages handed back, then taken again) as flat, not growing', () => {
+    // 110 MB, down to 82 MB for half a minute at minute 2, then back up over a minute.
+    const dipped = minutes(
+      (s) => (s >= 120 && s < 150 ? 82 : s >= 150 && s < 210 ? 82 + ((s - 150) / 60) * 28 : 110) * MB,
+    )
+    expect(Math.abs(slopeMbPerMinute(dipped, (s) => s.rssBytes, 'peak') as number)).toBeLessThan(0.5)
+  })
+
+  it('skips samples without a value and says nothing from fewer than three minutes', () => {
+    const sparse = minutes((_s, i) => (i % 2 === 0 ? null : 50 * MB))
+    expect(slopeMbPerMinute(sparse, (s) => s.heapBytes, 'floor')).toBeCloseTo(0, 6)
+    expect(slopeMbPerMinute(sparse.slice(0, 20), (s) => s.heapBytes, 'floor')).toBeNull()
   })
 })
 
