@@ -8,6 +8,7 @@ import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { launchChromium } from './support/chromium.js'
 import { inProcessAggregator, until } from './support/in-process.js'
+import { drive } from './support/traffic.js'
 
 const redis = useTestRedis({ scope: 'all' })
 const postgres = useTestPostgres({ scope: 'all' })
@@ -17,15 +18,6 @@ const HOT_RPS = 1000
 const AGENTS = 2
 // Where the README's screenshot lives; the test refreshes it on every run.
 const SCREENSHOT = fileURLToPath(new URL('../../docs/images/dashboard.png', import.meta.url))
-
-/** Issues `rps` reads a second through an agent, in 10 ms slices, until stopped. */
-function drive(agent: Agent, rps: number, nextKey: () => string): () => void {
-  const perSlice = Math.max(1, Math.round(rps / 100))
-  const timer = setInterval(() => {
-    for (let i = 0; i < perSlice; i++) void agent.get(nextKey()).catch(() => {})
-  }, 10)
-  return () => clearInterval(timer)
-}
 
 describe('the dashboard in a real browser', () => {
   let aggregator: Aggregator

@@ -4,6 +4,7 @@ import { useTestPostgres, useTestRedis } from '@heatsink/test'
 import { keyNames, seededRandom, ZipfSampler } from '@heatsink/workload'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { inProcessAggregator } from './support/in-process.js'
+import { drive } from './support/traffic.js'
 
 const redis = useTestRedis({ scope: 'all' })
 const postgres = useTestPostgres({ scope: 'all' })
@@ -14,15 +15,6 @@ const BACKGROUND_RPS_PER_AGENT = 2000
 const VIRAL_RPS_PER_AGENT = 1200
 const TRIALS = 6
 const WINDOW_MS = 1000
-
-/** Issues `rps` reads a second through an agent, in 10 ms slices, until stopped. */
-function drive(agent: Agent, rps: number, nextKey: () => string): () => void {
-  const perSlice = Math.max(1, Math.round(rps / 100))
-  const timer = setInterval(() => {
-    for (let i = 0; i < perSlice; i++) void agent.get(nextKey()).catch(() => {})
-  }, 10)
-  return () => clearInterval(timer)
-}
 
 describe('end to end: agents, the aggregator and a key that goes viral', () => {
   let aggregator: Aggregator

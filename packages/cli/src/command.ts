@@ -1,13 +1,14 @@
 import type { ParseArgsConfig } from 'node:util'
 import type { ControlPlaneClient } from './client.js'
+import type { StopSignal } from './stop-signal.js'
 
 /** What every subcommand gets: the API client, whether to print JSON, and where to write. */
 export interface CommandContext {
   client: ControlPlaneClient
   json: boolean
   out: (text: string) => void
-  /** Resolves when Ctrl-C (or SIGTERM) asks a long-running command to stop. */
-  stopped: Promise<void>
+  /** Ctrl-C (or SIGTERM) asking a long-running command to stop. */
+  stop: StopSignal
 }
 
 /** Values parseArgs produced for a subcommand's own options. */

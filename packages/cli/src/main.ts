@@ -11,6 +11,7 @@ import { statsCommand } from './commands/stats.js'
 import { topCommand } from './commands/top.js'
 import { CliError, ExitCode } from './exit-codes.js'
 import { commandHelp, mainHelp } from './help.js'
+import { stopSignal } from './stop-signal.js'
 
 const COMMANDS: Command[] = [
   hotkeysCommand,
@@ -42,7 +43,6 @@ export async function main(args: string[]): Promise<number> {
     return ExitCode.usage
   }
   const ac = new AbortController()
-  const stopped = new Promise<void>((resolve) => ac.signal.addEventListener('abort', () => resolve()))
   const onSignal = () => ac.abort()
   process.once('SIGINT', onSignal)
   process.once('SIGTERM', onSignal)
@@ -62,7 +62,11 @@ export async function main(args: string[]): Promise<number> {
     const token = stringOption(values.token) ?? (process.env.HEATSINK_API_TOKEN || undefined)
     const client = new ControlPlaneClient(url, token)
     const out = (text: string) => void process.stdout.write(`${text}\n`)
-    await command.run({ client, json: values.json === true, out, stopped }, values, positionals)
+    await command.run(
+      { client, json: values.json === true, out, stop: stopSignal(ac.signal) },
+      values,
+      positionals,
+    )
     return ExitCode.ok
   } catch (error) {
     if (error instanceof CliError) {

@@ -100,7 +100,24 @@ console.log(
   `Started ${AGENTS} agent processes; the traffic begins at +0s. ${interactive ? 'The view redraws every second.' : 'Events print as they happen, the registry every 5 s.'}`,
 )
 
-const ticker = setInterval(() => void frame(), 1000)
+// A frame still waiting on Redis when the next is due is not overlapped: that tick is skipped.
+let drawing = false
+const ticker = setInterval(() => {
+  if (drawing) return
+  drawing = true
+  frame()
+    .catch((error: unknown) => {
+      // A frame cut short by the stop is not news; any other failure is, and the next tick tries again.
+      if (!stopping) console.error(`the view could not be read: ${(error as Error).message}`)
+    })
+    .finally(() => {
+      drawing = false
+    })
+}, 1000)
+// --seconds ends the run on time even if a frame hangs on a stalled Redis.
+const deadline = Number.isFinite(seconds)
+  ? setTimeout(() => void stop(), Math.max(0, startedAt + seconds * 1000 - Date.now() + 500))
+  : undefined
 let printedEvents = 0
 let lastSummary = -5
 async function frame(): Promise<void> {
@@ -139,7 +156,6 @@ async function frame(): Promise<void> {
       console.log(renderSummary(state))
     }
   }
-  if (elapsedSeconds >= seconds) await stop()
 }
 
 let stopping = false
@@ -147,6 +163,7 @@ async function stop(): Promise<void> {
   if (stopping) return
   stopping = true
   clearInterval(ticker)
+  clearTimeout(deadline)
   await Promise.all(
     children.map(
       (child) =>

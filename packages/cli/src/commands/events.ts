@@ -16,7 +16,7 @@ export const eventsCommand: Command = {
     '-n, --limit N   how many past changes to print first (default 20, at most 500)',
   ],
   positionals: 0,
-  run: async ({ client, json, out, stopped }, values) => {
+  run: async ({ client, json, out, stop }, values) => {
     const limit = Number(values.limit ?? 20)
     if (!Number.isInteger(limit) || limit < 1 || limit > 500) {
       throw new CliError(
@@ -32,13 +32,9 @@ export const eventsCommand: Command = {
     print(events)
     if (values.follow !== true) return
     let last = events[0]?.version ?? 0
-    let stop = false
-    void stopped.then(() => {
-      stop = true
-    })
-    while (!stop) {
-      await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, FOLLOW_INTERVAL_MS))])
-      if (stop) break
+    while (!stop.requested) {
+      await stop.pause(FOLLOW_INTERVAL_MS)
+      if (stop.requested) break
       ;({ events } = await client.events(last, 500))
       print(events)
       last = events[0]?.version ?? last

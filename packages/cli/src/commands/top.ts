@@ -27,13 +27,10 @@ export const topCommand: Command = {
     const intervalMs = positive('--interval', values.interval ?? '1') * 1000
     const count = values.count === undefined ? Number.POSITIVE_INFINITY : positive('--count', values.count)
     const tty = process.stdout.isTTY === true && !context.json
-    let stop = false
-    void context.stopped.then(() => {
-      stop = true
-    })
-    for (let shown = 0; shown < count && !stop; shown++) {
-      if (shown > 0) await Promise.race([context.stopped, new Promise((r) => setTimeout(r, intervalMs))])
-      if (stop) break
+    const { stop } = context
+    for (let shown = 0; shown < count && !stop.requested; shown++) {
+      if (shown > 0) await stop.pause(intervalMs)
+      if (stop.requested) break
       const rows = await read(context)
       if (context.json) context.out(JSON.stringify({ at: Date.now(), hotkeys: rows.map(toJson) }))
       else if (tty) context.out(`${REDRAW}${screen(rows)}`)
