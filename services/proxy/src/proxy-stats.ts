@@ -8,6 +8,15 @@ export class ProxyStats {
   outputOverflows = 0
   /** Requests answered from L1 with no backend round trip. */
   served = 0
+  /** Of those, the reads of one key, by key (bounded like commands). */
+  readonly servedByKey = new Map<string, number>()
+
+  countServed(key: string): void {
+    this.served++
+    const count = this.servedByKey.get(key)
+    if (count !== undefined) this.servedByKey.set(key, count + 1)
+    else if (this.servedByKey.size < 1024) this.servedByKey.set(key, 1)
+  }
 
   countCommand(name: string): void {
     const count = this.commands.get(name)

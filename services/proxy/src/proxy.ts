@@ -1,6 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net'
 import type { ConnectionOptions } from 'node:tls'
 import { type Agent, type AgentOptions, createAgent } from '@heatsink/agent'
+import { Redis } from 'ioredis'
 import { type BackendAddress, parseBackendUrl } from './backend/backend-address.js'
 import { BackendPool } from './backend/backend-pool.js'
 import { ClientSession, type SessionContext } from './client/client-session.js'
@@ -45,6 +46,8 @@ export class RespProxy {
   readonly #sessions = new Set<ClientSession>()
   readonly #context: SessionContext
   readonly #maxClients: number
+  // The agent's client when the proxy made it (TLS options), closed with the proxy.
+  readonly #agentClient: Redis | undefined
   #nextId = 1
   #closing: Promise<void> | undefined
 
@@ -52,9 +55,12 @@ export class RespProxy {
     const address: BackendAddress = parseBackendUrl(options.backend, options.backendTls)
     this.#maxClients = options.maxClients ?? 10_000
     this.#pool = new BackendPool(address, options.sharedConnections ?? 4)
+    // With TLS options the agent's connections need them too: the proxy makes the agent's client itself.
+    this.#agentClient =
+      options.backendTls === undefined ? undefined : new Redis(options.backend, { tls: options.backendTls })
     this.agent = createAgent({
       ...options.heatsink,
-      redis: options.backend,
+      redis: this.#agentClient ?? options.backend,
     }) as Agent
     this.#context = {
       agent: this.agent,
@@ -85,6 +91,11 @@ export class RespProxy {
     return this.#sessions.size
   }
 
+  /** Whether the agent is serving: its registry view and invalidation channels are up. */
+  get ready(): boolean {
+    return this.agent.stats().invalidationChannelUp
+  }
+
   /** Backend connections open now. */
   get backendConnections(): number {
     return this.#pool.openConnections
@@ -109,6 +120,7 @@ export class RespProxy {
     await stopped
     this.#pool.close()
     await this.agent.close()
+    this.#agentClient?.disconnect()
   }
 
   #accept(socket: Socket): void {

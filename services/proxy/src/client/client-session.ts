@@ -207,7 +207,9 @@ export class ClientSession implements SessionControl {
     }
     switch (route.kind) {
       case 'served': {
-        stats.served++
+        const key = spec !== undefined && spec.singleKey >= 0 ? args[spec.singleKey] : undefined
+        if (key !== undefined) stats.countServed(key.toString())
+        else stats.served++
         const parts: Buffer[] = []
         encodeReply(route.reply, parts)
         this.#output.replyParts(parts)

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest'
+import { LOOPBACK_HOST, loadProxyConfig } from '../src/config.js'
+import { ConfigError } from '../src/errors.js'
+
+describe('the proxy configuration from the environment', () => {
+  it('has defaults: port 6380, loopback without a password, Redis on localhost', () => {
+    const config = loadProxyConfig({})
+    expect(config.port).toBe(6380)
+    expect(config.host).toBe(LOOPBACK_HOST)
+    expect(config.backend).toBe('redis://127.0.0.1:6379')
+    expect(config.metricsPort).toBe(9380)
+    expect(config.passwords.size).toBe(0)
+  })
+
+  it('listens on every interface once a password is set, and takes users', () => {
+    const config = loadProxyConfig({
+      HEATSINK_PROXY_PASSWORD: 's3cret',
+      HEATSINK_PROXY_USERS: 'app:a:b,ops:x',
+    })
+    expect(config.host).toBe('0.0.0.0')
+    expect([...config.passwords]).toEqual([
+      ['app', 'a:b'],
+      ['ops', 'x'],
+      ['default', 's3cret'],
+    ])
+  })
+
+  it('names every bad variable and what it expected, never echoing a password', () => {
+    let error: unknown
+    try {
+      loadProxyConfig({
+        PORT: '70000',
+        REDIS_URL: 'http://x',
+        HEATSINK_PROXY_BACKEND_CONNECTIONS: '0',
+        HEATSINK_PROXY_USERS: 'nopassword',
+        LOG_LEVEL: 'loud',
+      })
+    } catch (caught) {
+      error = caught
+    }
+    expect(error).toBeInstanceOf(ConfigError)
+    const message = (error as Error).message
+    expect(message).toContain("PORT: expected an integer port from 0 to 65535, got '70000'")
+    expect(message).toContain("REDIS_URL: expected a redis:// or rediss:// URL, got 'http://x'")
+    expect(message).toContain("HEATSINK_PROXY_BACKEND_CONNECTIONS: expected an integer from 1 to 64, got '0'")
+    expect(message).toContain("HEATSINK_PROXY_USERS: expected comma-separated 'user:password' pairs")
+    expect(message).toContain('LOG_LEVEL: expected one of')
+    expect(message).not.toContain('nopassword')
+  })
+})

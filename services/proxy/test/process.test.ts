@@ -1,0 +1,79 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { freePort } from '@heatsink/devservices'
+import { REPO_ROOT, testNamespace } from '@heatsink/test'
+import { Redis } from 'ioredis'
+import { afterEach, describe, expect, it } from 'vitest'
+import { usePrivateRedis, waitFor } from './support/proxy-fixture.js'
+
+const redis = usePrivateRedis()
+// The container image runs exactly this (deploy/proxy.Dockerfile).
+const PROXY_COMMAND = ['node', 'services/proxy/dist/main.js'] as const
+
+const children: ChildProcess[] = []
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL')
+})
+
+function start(env: Record<string, string>): { child: ChildProcess; output: () => string } {
+  const [command, ...args] = PROXY_COMMAND
+  const child = spawn(command, args, { cwd: REPO_ROOT, env: { PATH: process.env.PATH, ...env } })
+  children.push(child)
+  let output = ''
+  child.stdout?.setEncoding('utf8').on('data', (text: string) => {
+    output += text
+  })
+  child.stderr?.setEncoding('utf8').on('data', (text: string) => {
+    output += text
+  })
+  return { child, output: () => output }
+}
+
+describe('node services/proxy/dist/main.js', () => {
+  it('refuses a bad environment with a clear message and exit code 2', async () => {
+    const { child, output } = start({ PORT: 'abc', REDIS_URL: redis().url })
+    const [code] = await once(child, 'exit')
+    expect(code).toBe(2)
+    expect(output()).toContain(
+      "heatsink proxy: invalid configuration: PORT: expected an integer port from 0 to 65535, got 'abc'",
+    )
+  })
+
+  it('serves RESP, /healthz and /metrics, and drains on SIGTERM: a reply in flight is delivered, then exit 0', async () => {
+    const port = await freePort()
+    const metricsPort = await freePort()
+    const namespace = testNamespace()
+    const { child, output } = start({
+      REDIS_URL: redis().url,
+      PORT: String(port),
+      HEATSINK_PROXY_METRICS_PORT: String(metricsPort),
+      HEATSINK_NAMESPACE: namespace,
+      HEATSINK_SHUTDOWN_TIMEOUT_MS: '8000',
+    })
+    await waitFor(() => output().includes('"msg":"agent ready"'), 'the proxy to be ready', 15_000)
+    const client = new Redis({ port, maxRetriesPerRequest: 0 })
+    client.on('error', () => {})
+    await client.set(`${namespace}:k`, 'v')
+    expect(await client.get(`${namespace}:k`)).toBe('v')
+
+    const health = await fetch(`http://127.0.0.1:${metricsPort}/healthz`)
+    expect(health.status).toBe(200)
+    expect(await health.json()).toEqual({ status: 'ok', clients: 1 })
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
+    expect(metrics).toContain('heatsink_proxy_commands_total{command="get"} 1')
+    expect(metrics).toContain('heatsink_proxy_clients 1')
+
+    // A blocked client's reply arrives during the drain; then the proxy closes the connection and exits.
+    const blocked = client.blpop(`${namespace}:q`, 2)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    child.kill('SIGTERM')
+    const pusher = new Redis(redis().url)
+    await pusher.rpush(`${namespace}:q`, 'last')
+    expect(await blocked).toEqual([`${namespace}:q`, 'last'])
+    const [code] = await once(child, 'exit')
+    expect(code).toBe(0)
+    expect(output()).toContain('"msg":"stopped"')
+    pusher.disconnect()
+    client.disconnect()
+  })
+})
