@@ -143,4 +143,36 @@ describe('the dashboard in a real browser', () => {
     expect(consoleErrors.filter((text) => !/status of 401/.test(text))).toEqual([])
     expect(consoleErrors.filter((text) => /status of 401/.test(text))).toHaveLength(1)
   }, 60_000)
+
+  it('reconnects to a restarted replica and resumes the chart without a gap', async () => {
+    await page.setViewportSize({ width: 1280, height: 900 })
+    await page.goto(`${aggregator.url()}/`)
+    const connection = page.getByTestId('connection')
+    const chart = page.getByTestId('rate-chart')
+    await connection.getByText('live').waitFor({ timeout: 5000 })
+    await expect.poll(async () => Number(await chart.getAttribute('data-points'))).toBeGreaterThan(5)
+    const lastBefore = Number(await chart.getAttribute('data-last'))
+
+    // The replica goes away (its stream ends with it) and comes back on the same port a few seconds later.
+    const port = new URL(aggregator.url() ?? '').port
+    await aggregator.stop()
+    await connection.getByText('reconnecting').waitFor({ timeout: 5000 })
+    await new Promise((resolve) => setTimeout(resolve, 3000))
+    aggregator = inProcessAggregator(
+      { redisUrl: redis().url, databaseUrl: postgres().url, namespace: redis().namespace },
+      { HEATSINK_HOT_RPS: String(HOT_RPS), HEATSINK_API_TOKEN: TOKEN, PORT: port },
+    )
+    await aggregator.start()
+    await connection.getByText('live').waitFor({ timeout: 10_000 })
+
+    // The page asked for the windows after the last one it had (Last-Event-ID), so the outage left no hole.
+    await expect
+      .poll(async () => Number(await chart.getAttribute('data-last')), { timeout: 5000 })
+      .toBeGreaterThan(lastBefore + 4)
+    const first = Number(await chart.getAttribute('data-first'))
+    const last = Number(await chart.getAttribute('data-last'))
+    expect(Number(await chart.getAttribute('data-points'))).toBe(last - first + 1)
+    // While the replica was down the browser logged its refused reconnection attempts; nothing else.
+    expect(consoleErrors.filter((text) => !/status of 401|ERR_CONNECTION_REFUSED/.test(text))).toEqual([])
+  }, 60_000)
 })

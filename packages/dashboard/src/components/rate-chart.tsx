@@ -16,7 +16,7 @@ interface RateChartProps {
   /** Seconds since the epoch, one per point. */
   times: number[]
   series: ChartSeries[]
-  /** For tests and screen readers: how many points the chart holds. */
+  /** For tests: the chart's container carries it, with how many points it holds and the first and last time. */
   testId: string
 }
 
@@ -70,7 +70,13 @@ export function RateChart({ title, times, series, testId }: RateChartProps) {
   return (
     <figure class="chart">
       <figcaption>{title}</figcaption>
-      <div ref={container} data-testid={testId} data-points={times.length} />
+      <div
+        ref={container}
+        data-testid={testId}
+        data-points={times.length}
+        data-first={times[0]}
+        data-last={times.at(-1)}
+      />
     </figure>
   )
 }
