@@ -45,7 +45,9 @@ describe('the dashboard in a real browser', () => {
       agents.push(agent)
     }
     // A little background traffic, so the page shows agents reporting before anything is hot.
-    agents.forEach((agent, i) => stops.push(drive(agent, 200, () => `${redis().namespace}:product:${i}`)))
+    agents.forEach((agent, i) => {
+      stops.push(drive(agent, 200, () => `${redis().namespace}:product:${i}`))
+    })
     browser = await launchChromium()
     page = await browser.context.newPage()
     page.on('console', (message) => {
@@ -64,7 +66,7 @@ describe('the dashboard in a real browser', () => {
   it('shows a key made hot by real traffic, charts it, promotes and demotes from the page, and reports a wrong token', async () => {
     // A key warming up: 700 req/s, above half the threshold and below it, so charted but never promoted.
     const warm = `${redis().namespace}:product:trending`
-    agents.forEach((agent) => stops.push(drive(agent, 350, () => warm)))
+    for (const agent of agents) stops.push(drive(agent, 350, () => warm))
     await page.goto(`${aggregator.url()}/`)
     await page.getByTestId('connection').getByText('live').waitFor({ timeout: 5000 })
 
