@@ -183,7 +183,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       // Cold keys are counted in batches while replies are on their way, not on each request.
       deferColdKeys: true,
       reportFloor: options.fastReportFloor,
-      onFloorCrossed: (key) => this.#reporter.onFloorCrossed(key),
+      onFloorCrossed: (key, count) => this.#reporter.onFloorCrossed(key, count),
     })
     this.#reporter = new Reporter({
       connection: parts.reportConnection,

@@ -77,7 +77,7 @@ export interface AgentOptions<C extends Redis | Cluster = Redis | Cluster> {
   /** How long close() may take in all, the last report included, whatever Redis does; default 1000 ms. */
   closeTimeoutMs?: number
   /** Sizing of the per-window sketch (width, depth, topK, capacity...). */
-  sketch?: Omit<WindowRecorderOptions, 'onFloorCrossed' | 'windowStart' | 'reportFloor'>
+  sketch?: Omit<WindowRecorderOptions, 'onFloorCrossed' | 'windowStart' | 'reportFloor' | 'fastFloor'>
   /**
    * Turns getOrLoad's values into the text stored in Redis and back, for every key of this agent: agents sharing
    * keys must use the same one. Default JSON.
@@ -108,7 +108,7 @@ export interface ResolvedOptions {
   readonly registryCheckMs: number
   readonly readyTimeoutMs: number
   readonly closeTimeoutMs: number
-  readonly sketch: Omit<WindowRecorderOptions, 'onFloorCrossed' | 'windowStart' | 'reportFloor'>
+  readonly sketch: Omit<WindowRecorderOptions, 'onFloorCrossed' | 'windowStart' | 'reportFloor' | 'fastFloor'>
   readonly codec: Codec
   readonly random: () => number
   readonly stampede: Required<StampedeOptions>
@@ -170,7 +170,7 @@ export function resolveOptions(options: AgentOptions): ResolvedOptions {
     fastReportFloor: integer('fastReportFloor', options.fastReportFloor ?? DEFAULT_REPORT_FLOOR, 1),
     maxPartialReportsPerWindow: integer(
       'maxPartialReportsPerWindow',
-      options.maxPartialReportsPerWindow ?? 4,
+      options.maxPartialReportsPerWindow ?? 8,
       0,
     ),
     reportTimeoutMs: integer('reportTimeoutMs', options.reportTimeoutMs ?? 1000, 1),

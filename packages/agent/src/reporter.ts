@@ -63,8 +63,15 @@ export interface ReporterOptions {
  * Reporting never waits and never queues: with one report still in flight, or the connection down, a report is
  * dropped and counted, and the next delivered report carries the count.
  */
+// The fast path measures a warming key's rate over at least this long after it crosses the floor, then judges it.
+const RATE_SPAN_MS = 100
+// A shorter span than this (a partial sent soon after another) says too little about a rate to report it.
+const MIN_RATE_SPAN_MS = 50
+
 export class Reporter {
   readonly #options: ReporterOptions
+  // Per warming key, its count and the time when last measured: the next partial reports the rate since.
+  readonly #rateMarks = new Map<string, { count: number; at: number }>()
   #seq = 0
   #pendingDropped = 0
   #inFlight: Promise<void> | undefined
@@ -80,6 +87,7 @@ export class Reporter {
   /** TumblingWindows' onWindow: reports the closed window with this window's per-hot-key statistics. */
   readonly onWindow = (summary: WindowSummary): void => {
     this.#partialsThisWindow = 0
+    this.#rateMarks.clear()
     this.#options.clock.clearTimeout(this.#followUp)
     // The report names the window its counts belong to, by start and by the configured length, even when this
     // agent saw only part of it (close() cuts its last window short): aggregators refuse other lengths.
@@ -90,8 +98,10 @@ export class Reporter {
    * The recorder's onFloorCrossed: a key reached the fast-report floor. Runs inside a request, so it only
    * schedules; registered keys are skipped, being mitigated already, and a window sends at most a few partials.
    */
-  readonly onFloorCrossed = (key: string): void => {
-    if (this.#stopped || this.#partialScheduled || this.#options.view.get(key) !== undefined) return
+  readonly onFloorCrossed = (key: string, count: number): void => {
+    if (this.#stopped || this.#options.view.get(key) !== undefined) return
+    if (!this.#rateMarks.has(key)) this.#rateMarks.set(key, { count, at: this.#options.clock.now() })
+    if (this.#partialScheduled) return
     if (this.#partialsThisWindow >= this.#options.maxPartialsPerWindow) return
     this.#partialScheduled = true
     setImmediate(this.#sendPartial)
@@ -123,15 +133,45 @@ export class Reporter {
     this.#partialsThisWindow++
     const { recorder, windowMs, counters, clock } = this.#options
     const hitters = recorder.peek()
-    if (this.#send(recorder.windowStart, windowMs, recorder.total, hitters, true)) counters.partialReports++
+    const rates = this.#rates(hitters)
+    // A partial carries only the keys past the fast floor, the ones detection is waiting for: a few entries,
+    // so that partials cost little even when a busy key that is not hot cluster-wide sets them off every window.
+    const fast = hitters.filter((hitter) => hitter.count >= this.#options.fastReportFloor)
+    if (this.#send(recorder.windowStart, windowMs, recorder.total, fast, true, rates))
+      counters.partialReports++
     if (this.#warming(hitters) && this.#partialsThisWindow < this.#options.maxPartialsPerWindow) {
-      this.#followUp = clock.setTimeout(() => {
-        // Judged again when due: the key may have been registered meanwhile.
-        if (this.#partialScheduled || !this.#warming(recorder.peek())) return
-        this.#partialScheduled = true
-        this.#sendPartial()
-      }, windowMs / 4)
+      this.#followUp = clock.setTimeout(
+        () => {
+          // Judged again when due: the key may have been registered meanwhile.
+          if (this.#partialScheduled || !this.#warming(recorder.peek())) return
+          this.#partialScheduled = true
+          this.#sendPartial()
+        },
+        // The first follow-up comes as soon as a rate can be measured, the next ones every quarter window.
+        rates.length === 0 ? Math.min(RATE_SPAN_MS, windowMs / 4) : windowMs / 4,
+      )
     }
+  }
+
+  // The requests per second of each warming key since it was last measured (marks move to now), for the fast
+  // path: a surge is judged by its rate a tenth of a second after it crossed the floor, not by how many requests
+  // the window has had time to gather.
+  #rates(hitters: readonly HeavyHitter[]): Array<[string, number]> {
+    const { view, fastReportFloor, clock } = this.#options
+    const now = clock.now()
+    const rates: Array<[string, number]> = []
+    for (const { key, count } of hitters) {
+      if (count < fastReportFloor || view.get(key) !== undefined || !onTheWire(key)) continue
+      const mark = this.#rateMarks.get(key)
+      if (mark === undefined) {
+        this.#rateMarks.set(key, { count, at: now })
+      } else if (now - mark.at >= MIN_RATE_SPAN_MS) {
+        rates.push([key, Math.round(((count - mark.count) * 1000) / (now - mark.at))])
+        mark.count = count
+        mark.at = now
+      }
+    }
+    return rates
   }
 
   // A key at or above the fast-report floor that the registry does not hold yet: detection is still under way.
@@ -146,6 +186,7 @@ export class Reporter {
     total: number,
     hitters: HeavyHitter[],
     partial: boolean,
+    rates: Array<[string, number]> = [],
   ): boolean {
     const { connection, counters } = this.#options
     // Statistics are read (and for a final report reset) even when the report is dropped, so that a window's
@@ -169,6 +210,7 @@ export class Reporter {
       registryVersion: this.#options.view.version,
       partial,
       candidates: candidates(hitters),
+      ...(rates.length > 0 ? { rates } : {}),
       hotKeyStats,
     })
     const stream = this.#options.stream

@@ -13,7 +13,7 @@ describe('options', () => {
       windowMs: 1000,
       l1: { maxEntries: 1024, ttlFraction: 0.2, maxTtlMs: 5000 },
       fastReportFloor: 100,
-      maxPartialReportsPerWindow: 4,
+      maxPartialReportsPerWindow: 8,
       registryCheckMs: 2000,
       stampede: { leaseMs: 5000, maxLeaseMs: 60_000, pollMs: 50, maxWaitMs: 5000 },
     })

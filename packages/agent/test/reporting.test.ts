@@ -178,6 +178,27 @@ describe('window reports', () => {
     await waitFor(() => agent.stats().partialReports === 3, 'a partial report in the next window')
   })
 
+  it("measures a surging key's rate a tenth of a second after its crossing and reports it with only the fast keys", async () => {
+    const clock = new ManualClock(START)
+    const agent = newAgent({ agentId: 'rate', clock, fastReportFloor: 50 })
+    await agent.ready()
+    const { namespace } = redis()
+    const client = redis().client()
+    const surge = `${namespace}:surge`
+    for (let i = 0; i < 3; i++) await agent.get(`${namespace}:quiet`)
+    for (let i = 0; i < 50; i++) await agent.get(surge)
+    await waitFor(() => agent.stats().partialReports === 1, 'the partial at the crossing')
+    clock.advance(40)
+    for (let i = 0; i < 30; i++) await agent.get(surge)
+    clock.advance(60)
+    await waitFor(() => agent.stats().partialReports === 2, 'the partial that measures the rate')
+    const [atCrossing, measured] = await reports(client, 'rate')
+    expect(atCrossing?.rates).toBeUndefined()
+    // 30 requests in the 100 ms since the crossing: 300 req/s. The cold key is left to the window's report.
+    expect(measured?.rates).toEqual([[surge, 300]])
+    expect(measured?.candidates.map((c) => c.key)).toEqual([surge])
+  })
+
   it('keeps sending partials every quarter window while a key above the floor is unregistered, then stops', async () => {
     const clock = new ManualClock(START)
     const agent = newAgent({ agentId: 'cadence', clock, fastReportFloor: 50, maxPartialReportsPerWindow: 4 })

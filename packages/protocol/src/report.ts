@@ -95,6 +95,15 @@ export const WindowReport = z.object({
    */
   partial: z.boolean().default(false),
   candidates: z.array(CandidateEntry).max(MAX_CANDIDATES),
+  /**
+   * In partial reports: [key, requests per second] for keys past the fast-report floor, measured by the agent over
+   * the last tenth of a second or more (the fast path judges a surge by its rate, not by the counts a window has
+   * had time to gather). Optional and additive: no new wire version.
+   */
+  rates: z
+    .array(z.tuple([RedisKey, Count]))
+    .max(MAX_CANDIDATES)
+    .optional(),
   hotKeyStats: z.array(HotKeyStats).max(MAX_HOT_KEY_STATS).default([]),
 })
 /** A decoded report: defaults filled in. */

@@ -106,6 +106,25 @@ describe('WindowCounters', () => {
     expect((await c.apply(report('b2', { spread: 9 }), all)).unresolved).toEqual([])
   })
 
+  it("sums agents' latest measured rates and crosses when the sum reaches the threshold, with the window's shares", async () => {
+    const c = counters()
+    await c.apply(report('a1', { surge: [200, 50, 10] }, true))
+    const rated = (agentId: string, rates: Array<[string, number]>): WindowReport => ({
+      ...report(agentId, {}, true),
+      rates,
+    })
+    expect(await c.applyRates(rated('a1', [['surge', 600]]))).toEqual([])
+    // An agent's rate replaces its previous one: the sum stays 600 + 300 = 900, below 1000 req/s.
+    expect(await c.applyRates(rated('a2', [['surge', 200]]))).toEqual([])
+    expect(await c.applyRates(rated('a2', [['surge', 300]]))).toEqual([])
+    const crossed = await c.applyRates(rated('a3', [['surge', 150]]))
+    // 1050 req/s over a 1 s window, with the window's write and miss shares so far (50 and 10 of 200).
+    expect(crossed).toEqual([{ key: 'surge', windowStart: WINDOW, count: 1050, writes: 263, misses: 53 }])
+    // Replayed, or rising further, it does not cross again.
+    expect(await c.applyRates(rated('a3', [['surge', 150]]))).toEqual([])
+    expect(await c.applyRates(rated('a3', [['surge', 400]]))).toEqual([])
+  })
+
   it('spreads keys over counter shards and still sums and crosses correctly', async () => {
     const c = counters(8)
     const keys = Array.from({ length: 50 }, (_, i) => `k${i}`)

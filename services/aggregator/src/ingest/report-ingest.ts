@@ -59,6 +59,8 @@ export class ReportIngest {
         metrics.entries.inc(report.candidates.length)
         if (!report.partial) metrics.reportLag.observe(Math.max(0, age) / 1000)
         if (report.partial && warm.length > 0) crossings.push(...(await this.#slidingCrossings(warm)))
+        if (report.partial && report.rates !== undefined)
+          crossings.push(...(await counters.applyRates(report)))
         if (crossings.length > 0) await detector.onCrossings(crossings)
       }),
     )

@@ -152,6 +152,45 @@ export class WindowCounters {
     )
   }
 
+  /**
+   * Folds a partial report's measured rates into the cluster-wide rate of each key; resolves to the keys whose
+   * summed rate reached the threshold, as crossings of the window: their count is the rate over one window, and
+   * their writes and misses keep the window's shares of the count so far (the mitigation is chosen from them).
+   */
+  async applyRates(report: WindowReport): Promise<Crossing[]> {
+    const { shards, names, retainMs, windowMs, hotRps } = this.#options
+    const byShard = new Map<number, Array<string | number>>()
+    for (const [key, rate] of report.rates ?? []) {
+      const shard = counterShard(key, shards)
+      let args = byShard.get(shard)
+      if (args === undefined) {
+        args = [report.agentId, hotRps, retainMs]
+        byShard.set(shard, args)
+      }
+      args.push(key, rate)
+    }
+    const results = await Promise.all(
+      [...byShard].map(([shard, args]) =>
+        aggregatorScripts.applyRates(this.#redis, names.windowCountersKey(report.windowStart, shard), args),
+      ),
+    )
+    const crossings: Crossing[] = []
+    for (const flat of results) {
+      for (let i = 0; i < flat.length; i += 5) {
+        const count = Math.round((Number(flat[i + 1]) * windowMs) / 1000)
+        const sofar = Math.max(1, Number(flat[i + 2]))
+        crossings.push({
+          key: String(flat[i]),
+          windowStart: report.windowStart,
+          count,
+          writes: Math.round((count * Number(flat[i + 3])) / sofar),
+          misses: Math.round((count * Number(flat[i + 4])) / sofar),
+        })
+      }
+    }
+    return crossings
+  }
+
   /** How many agents reported in the window starting at windowStart (the most any counter shard saw). */
   async agentsIn(windowStart: number): Promise<number> {
     const { shards, names } = this.#options

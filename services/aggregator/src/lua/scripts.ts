@@ -6,6 +6,7 @@ const script = (file: string) => RedisScript.fromFile(new URL(`./${file}`, impor
 
 const PUBLISH_REGISTRY = script('publishRegistry-1.lua')
 const APPLY_REPORT = script('applyReport-1.lua')
+const APPLY_RATES = script('applyRates-1.lua')
 const REPAIR_REGISTRY_SNAPSHOT = script('repairRegistrySnapshot-1.lua')
 
 /** The aggregator's Lua scripts, typed. */
@@ -37,4 +38,8 @@ export const aggregatorScripts = {
   /** Folds one agent's counts into a window-shard; resolves to the crossing and warm keys, flattened. */
   applyReport: (redis: Redis | Cluster, windowShardKey: string, args: ReadonlyArray<string | number>) =>
     APPLY_REPORT.run<Array<string | number>>(redis, [windowShardKey], args),
+
+  /** Folds one agent's measured rates into a window-shard; resolves to the keys whose summed rate crossed. */
+  applyRates: (redis: Redis | Cluster, windowShardKey: string, args: ReadonlyArray<string | number>) =>
+    APPLY_RATES.run<Array<string | number>>(redis, [windowShardKey], args),
 }
