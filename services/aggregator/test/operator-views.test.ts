@@ -1,4 +1,8 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import SwaggerParser from '@apidevtools/swagger-parser'
+import { freePort, startRedisProcess } from '@heatsink/devservices'
 import type { LiveFrame } from '@heatsink/protocol'
 import { useTestPostgres, useTestRedis } from '@heatsink/test'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -169,4 +173,54 @@ describe('operator views', () => {
     expect(Date.now() - started).toBeLessThan(3000)
     await expect(resumed.next(2000)).rejects.toThrow()
   })
+
+  it('says on the stream when Redis cannot be read, keeps the last picture, and goes live again by itself', async () => {
+    // A private server, since this one is killed.
+    const dir = mkdtempSync(join(tmpdir(), 'heatsink-live-redis-'))
+    const port = await freePort()
+    const launch = () =>
+      startRedisProcess({
+        binary: 'redis-server',
+        dir,
+        service: 'redis',
+        timeoutMs: 10_000,
+        pickPort: async () => port,
+      })
+    let server = await launch()
+    try {
+      const aggregator = createAggregator(
+        testConfig({
+          DATABASE_URL: postgres().url,
+          REDIS_URL: `redis://127.0.0.1:${port}`,
+          HEATSINK_NAMESPACE: redis().namespace,
+          HEATSINK_REPLICA_ID: 'replica-outage',
+        }),
+      )
+      await aggregator.start()
+      const stream = await openEventStream(`${aggregator.url()}/live`)
+      const frames = async function* () {
+        for (;;) yield JSON.parse((await stream.next(10_000)).data) as LiveFrame
+      }
+      expect((await frames().next()).value?.problem).toBeNull()
+
+      server.process.killNow()
+      await server.process.exited
+      let down: LiveFrame | undefined
+      for await (const frame of frames()) {
+        down = frame
+        if (frame.problem !== null) break
+      }
+      expect(down?.problem).toEqual(expect.any(String))
+      expect(down?.state?.hotRps).toBe(1000)
+
+      server = await launch()
+      for await (const frame of frames()) if (frame.problem === null) break
+      stream.close()
+      // Stopped while its Redis is up: the stop's QUIT needs an answer.
+      await aggregator.stop()
+    } finally {
+      await server.process.stop()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 40_000)
 })
