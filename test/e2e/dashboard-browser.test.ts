@@ -27,6 +27,8 @@ describe('the dashboard in a real browser', () => {
   const stops: Array<() => void> = []
   // Everything the page logged as an error, and every uncaught exception.
   const consoleErrors: string[] = []
+  // Every URL the page asked for: all must be the replica's own (the page works with no internet).
+  const requested: string[] = []
 
   beforeAll(async () => {
     expect(dashboardDir(), 'the dashboard is not built: run `pnpm build` first').not.toBeNull()
@@ -54,6 +56,7 @@ describe('the dashboard in a real browser', () => {
       if (message.type() === 'error') consoleErrors.push(message.text())
     })
     page.on('pageerror', (error) => consoleErrors.push(`uncaught: ${error.message}`))
+    page.on('request', (request) => requested.push(request.url()))
   }, 60_000)
 
   afterAll(async () => {
@@ -141,6 +144,9 @@ describe('the dashboard in a real browser', () => {
     // Evaluated in the page, where `document` exists; this file is type-checked without the DOM library.
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390)
 
+    // Scripts, styles, the stream and the API calls all came from the replica.
+    expect(requested.length).toBeGreaterThan(5)
+    expect(requested.filter((url) => !url.startsWith(`${aggregator.url()}/`))).toEqual([])
     // The only console error is the browser's own line for the refused request (a 401 is a failed load).
     expect(consoleErrors.filter((text) => !/status of 401/.test(text))).toEqual([])
     expect(consoleErrors.filter((text) => /status of 401/.test(text))).toHaveLength(1)
