@@ -2,7 +2,7 @@ import { createNames } from '@heatsink/protocol'
 import { useTestRedis } from '@heatsink/test'
 import { describe, expect, it } from 'vitest'
 import { AgentDirectory } from '../src/agents/agent-directory.js'
-import { ManualClock } from './support/fixtures.js'
+import { ManualClock, silent } from './support/fixtures.js'
 import { makeReport } from './support/reports.js'
 
 const redis = useTestRedis()
@@ -10,8 +10,12 @@ const redis = useTestRedis()
 describe('AgentDirectory', () => {
   it('marks an agent stale after three silent windows and forgets it after ten minutes', async () => {
     const clock = new ManualClock()
-    const agents = new AgentDirectory(redis().client(), createNames(redis().namespace), 1000, () =>
-      clock.now(),
+    const agents = new AgentDirectory(
+      redis().client(),
+      createNames(redis().namespace),
+      1000,
+      () => clock.now(),
+      silent,
     )
     await agents.record([
       makeReport('quiet', 0, {}, { dropped: 1, registryVersion: 4 }),
@@ -46,5 +50,15 @@ describe('AgentDirectory', () => {
     expect(
       Object.keys(await redis().client().hgetall(createNames(redis().namespace).agentsKey)).sort(),
     ).toEqual([' dropped\nbusy', 'busy'])
+  })
+
+  it('never fails ingest: a key of another type makes recording a no-op until it is fixed', async () => {
+    const names = createNames(redis().namespace)
+    const agents = new AgentDirectory(redis().client(), names, 1000, () => 0, silent)
+    await redis().client().set(names.agentsKey, 'not a hash')
+    await expect(agents.record([makeReport('a', 0, {})])).resolves.toBeUndefined()
+    await redis().client().del(names.agentsKey)
+    await agents.record([makeReport('a', 0, {})])
+    expect((await agents.list()).map((agent) => agent.agentId)).toEqual(['a'])
   })
 })

@@ -1,5 +1,6 @@
 import type { AgentStatus, HeatsinkNames, WindowReport } from '@heatsink/protocol'
 import type { Cluster, Redis } from 'ioredis'
+import type { Logger } from 'pino'
 
 /** An agent silent for this many windows is shown as stale. */
 const STALE_WINDOWS = 3
@@ -22,16 +23,41 @@ export class AgentDirectory {
   readonly #key: string
   readonly #windowMs: number
   readonly #now: () => number
+  readonly #log: Logger
+  #failing = false
 
-  constructor(redis: Redis | Cluster, names: HeatsinkNames, windowMs: number, now: () => number) {
+  constructor(
+    redis: Redis | Cluster,
+    names: HeatsinkNames,
+    windowMs: number,
+    now: () => number,
+    log: Logger,
+  ) {
     this.#redis = redis
     this.#key = names.agentsKey
     this.#windowMs = windowMs
     this.#now = now
+    this.#log = log
   }
 
-  /** Notes that these reports arrived: one HSET per batch, and a HINCRBY per agent that dropped reports. */
+  /**
+   * Notes that these reports arrived: one HSET per batch, and a HINCRBY per agent that dropped reports. Never
+   * rejects: the listing is for people, and a failure here (the key holding another type, say) must not hold up
+   * counting and detection. Failures are logged when a run of them starts and when it ends.
+   */
   async record(reports: readonly WindowReport[]): Promise<void> {
+    try {
+      await this.#record(reports)
+      if (this.#failing) this.#log.info('recording agents works again')
+      this.#failing = false
+    } catch (error) {
+      if (!this.#failing)
+        this.#log.warn({ err: error }, 'recording agents failed; GET /agents may be out of date')
+      this.#failing = true
+    }
+  }
+
+  async #record(reports: readonly WindowReport[]): Promise<void> {
     if (reports.length === 0) return
     const at = this.#now()
     const latest = new Map<string, string>()

@@ -113,7 +113,7 @@ export class DetectionEngine {
       metrics,
       log,
     })
-    this.agents = new AgentDirectory(redis, names, settings.windowMs, now)
+    this.agents = new AgentDirectory(redis, names, settings.windowMs, now, log)
     const process = async (batch: ReceivedReport[]) => {
       await Promise.all([ingest.process(batch), this.agents.record(batch.map((received) => received.report))])
     }
