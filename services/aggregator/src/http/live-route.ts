@@ -12,6 +12,9 @@ export interface LiveRouteOptions {
 const HEARTBEAT_MS = 15_000
 // How long a browser waits before reconnecting after the stream ends.
 const RETRY_MS = 2_000
+// A client this far behind (a stalled tab, a dead network path the kernel has not noticed) is cut off rather than
+// buffered for without bound; if it comes back it resumes from its last event like any reconnect.
+const MAX_UNSENT_BYTES = 1024 * 1024
 
 /**
  * GET /live: server-sent events, one `frame` per window (new rate points and the current state). Each message's
@@ -50,6 +53,10 @@ export const liveRoute: FastifyPluginAsync<LiveRouteOptions> = async (app, { fee
       response.write(`retry: ${RETRY_MS}\n\n`)
       open.add(response)
       const send = (frame: LiveFrame, lastWindow: number) => {
+        if (response.writableLength > MAX_UNSENT_BYTES) {
+          response.destroy()
+          return
+        }
         response.write(`id: ${lastWindow}\nevent: frame\ndata: ${JSON.stringify(frame)}\n\n`)
       }
       const heartbeat = setInterval(() => response.write(': still here\n\n'), HEARTBEAT_MS)
