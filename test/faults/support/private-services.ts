@@ -57,6 +57,7 @@ export function usePrivateServices(): () => FaultWorld {
       replica.kill()
       await replica.exited
     }
+    await server?.postgres.ensureRunning()
     await world?.redis.cleanup()
     await world?.postgres.cleanup()
     world = undefined

@@ -29,11 +29,14 @@ export class RestartableRedis {
     return `redis://127.0.0.1:${this.port}`
   }
 
-  /** SIGKILL (a crash: nothing is saved), then a fresh server on the same port once `downMs` has passed. */
-  async crashAndRestart(downMs = 0): Promise<void> {
+  /** SIGKILL: a crash, nothing saved. */
+  async crash(): Promise<void> {
     this.#server.process.killNow()
     await this.#server.process.exited
-    if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs))
+  }
+
+  /** A fresh, empty server on the same port after crash(). */
+  async restart(): Promise<void> {
     this.#server = await launch(this.#dir, this.port)
   }
 

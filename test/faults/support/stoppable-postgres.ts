@@ -22,6 +22,7 @@ export class StoppablePostgres {
   readonly #runner: PostgresRunner
   readonly #dataDir: string
   readonly #serverOptions: string
+  #stopped = false
 
   private constructor(
     service: RunningService,
@@ -67,6 +68,7 @@ export class StoppablePostgres {
   /** Fast shutdown: sessions are cut, new connections refused. */
   async stopServer(): Promise<void> {
     await this.#pgCtl(['-D', this.#dataDir, '-m', 'fast', '-w', 'stop'])
+    this.#stopped = true
   }
 
   /** Starts the stopped server again with the same data, port and socket directory. */
@@ -81,6 +83,12 @@ export class StoppablePostgres {
       `${this.#dataDir}/../restart.log`,
       'start',
     ])
+    this.#stopped = false
+  }
+
+  /** Starts the server if a test stopped it and failed before starting it again, so the next test finds it up. */
+  async ensureRunning(): Promise<void> {
+    if (this.#stopped) await this.startServer()
   }
 
   /** Ends the cluster and removes its files. */
