@@ -25,7 +25,7 @@ import { missSampleWeight } from './miss-sampling.js'
 import { MultiGet } from './multi-get.js'
 import type { ResolvedOptions } from './options.js'
 import { type HotKey, RegistryView } from './registry-view.js'
-import { Reporter } from './reporter.js'
+import { DEFAULT_ERROR_SAMPLING, Reporter } from './reporter.js'
 import { ReportingTuning } from './reporting-tuning.js'
 import { SplitCommands } from './split-commands.js'
 import { SplitStrategy } from './split-strategy.js'
@@ -179,6 +179,8 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       log,
     })
     this.#recorder = new WindowRecorder({
+      // One key in 256 counted exactly beside the sketch: its error, measured at run time, goes in every report.
+      errorSampling: DEFAULT_ERROR_SAMPLING,
       ...options.sketch,
       // Cold keys are counted in batches while replies are on their way, not on each request.
       deferColdKeys: true,

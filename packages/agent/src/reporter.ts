@@ -5,6 +5,8 @@ import {
   type HotKeyStats,
   MAX_HOT_KEY_STATS,
   MAX_KEY_BYTES,
+  MAX_SKETCH_SAMPLES,
+  type SketchError,
   STREAM_FIELD,
   WIRE_VERSION,
   type WindowReportInput,
@@ -25,6 +27,9 @@ export const REPORT_STREAM_MAXLEN = 10_000
  * skips reports older than HEATSINK_MAX_REPORT_AGE_MS), so no live stream expires while agents report to it.
  */
 export const REPORT_STREAM_TTL_MS = 5 * 60_000
+
+/** Keys sampled to measure the sketch's error: one in this many, chosen by fingerprint. */
+export const DEFAULT_ERROR_SAMPLING = 256
 
 /** getOrLoad's per-key counters (the stampede guard's). */
 export interface LoadStats {
@@ -91,7 +96,15 @@ export class Reporter {
     this.#options.clock.clearTimeout(this.#followUp)
     // The report names the window its counts belong to, by start and by the configured length, even when this
     // agent saw only part of it (close() cuts its last window short): aggregators refuse other lengths.
-    this.#send(summary.windowStart, this.#options.windowMs, summary.total, summary.hitters, false)
+    this.#send(
+      summary.windowStart,
+      this.#options.windowMs,
+      summary.total,
+      summary.hitters,
+      false,
+      [],
+      sketchError(summary, this.#options.view),
+    )
   }
 
   /**
@@ -187,6 +200,7 @@ export class Reporter {
     hitters: HeavyHitter[],
     partial: boolean,
     rates: Array<[string, number]> = [],
+    error?: SketchError,
   ): boolean {
     const { connection, counters } = this.#options
     // Statistics are read (and for a final report reset) even when the report is dropped, so that a window's
@@ -211,6 +225,7 @@ export class Reporter {
       partial,
       candidates: candidates(hitters),
       ...(rates.length > 0 ? { rates } : {}),
+      ...(error !== undefined ? { sketchError: error } : {}),
       hotKeyStats,
     })
     const stream = this.#options.stream
@@ -300,6 +315,21 @@ function keyStats(key: string, loads: KeyStats | undefined, hot: HotKey | undefi
     if (value !== 0) entry[name as keyof typeof counters] = value
   }
   return entry
+}
+
+// The window's error sample for the wire: the summary, and the sampled keys that matter to operators by name
+// (those reported as candidates, and the registered ones), for GET /hotkeys/{key}/stats.
+function sketchError(summary: WindowSummary, view: RegistryView): SketchError | undefined {
+  const sample = summary.errorSample
+  if (sample === undefined) return undefined
+  const named = new Set(summary.hitters.map((hitter) => hitter.key))
+  const keys: SketchError['keys'] = []
+  for (const { key, estimate, exact } of sample.keys) {
+    if (keys.length >= MAX_SKETCH_SAMPLES) break
+    if ((named.has(key) || view.get(key) !== undefined) && onTheWire(key)) keys.push([key, estimate, exact])
+  }
+  const { sampled, meanRelativeError, maxRelativeError, bound, overBound } = sample
+  return { sampled, meanRelativeError, maxRelativeError, bound, overBound, keys }
 }
 
 function candidates(hitters: readonly HeavyHitter[]): CompactCandidate[] {

@@ -60,6 +60,14 @@ describe('window reports', () => {
       partial: false,
     })
     expect(report.candidates.length).toBeGreaterThanOrEqual(32)
+    // One key in 256 is counted exactly beside the sketch: the error measured at run time travels with the report.
+    const sampled = report.sketchError
+    expect(sampled?.sampled).toBeGreaterThan(0)
+    expect(sampled?.bound).toBeCloseTo(bound)
+    for (const [key, estimate, exact] of sampled?.keys ?? []) {
+      expect(exact).toBe(truth.get(key))
+      expect(estimate).toBeGreaterThanOrEqual(exact)
+    }
     for (const candidate of report.candidates) {
       const exact = truth.get(candidate.key) ?? 0
       expect(candidate.count).toBeGreaterThanOrEqual(exact)

@@ -68,6 +68,8 @@ export {
   HotKeyStats,
   MAX_CANDIDATES,
   MAX_HOT_KEY_STATS,
+  MAX_SKETCH_SAMPLES,
+  SketchError,
   WindowReport,
   type WindowReportInput,
 } from './report.js'

@@ -53,6 +53,8 @@ export interface HeatsinkNames {
   windowCountersKey(windowStart: number, shard: number): string
   /** Per-agent statistics of one registered key (hash: agent id -> encoded HotKeyStats with its window). */
   keyStatsKey(keyHash: string): string
+  /** Per-agent error samples of one key (hash: agent id -> [estimate, exact, windowStart] as JSON). */
+  sketchSampleKey(keyHash: string): string
   /**
    * Shard `index` of a split key spread over `splitFactor` shards (@heatsink/split). `tag` is a `slotTag(slot)`:
    * the only hash tag in the name, so the shard lands on the slot the splitter chose, whatever braces `key`
@@ -111,6 +113,7 @@ export function createNames(
     agentsKey: `${namespace}:agents`,
     windowCountersKey: (windowStart: number, shard: number) => `${namespace}:w:{${windowStart}:${shard}}`,
     keyStatsKey: (hash: string) => `${namespace}:stats:${hash}`,
+    sketchSampleKey: (hash: string) => `${namespace}:sketch:${hash}`,
     splitShardKey: (key: string, splitFactor: number, index: number, tag: string) =>
       `${splitShardPrefix(namespace, splitFactor, index, tag)}:d:${key}`,
     splitGateKey: (key: string, splitFactor: number, index: number, tag: string) =>

@@ -71,6 +71,30 @@ export const HotKeyStats = z.object({
 })
 export type HotKeyStats = z.infer<typeof HotKeyStats>
 
+/** Most sampled keys a report names individually. */
+export const MAX_SKETCH_SAMPLES = 256
+
+/**
+ * The sketch's error in one agent's window, measured on the keys it samples (one in N, chosen by fingerprint, so
+ * every agent samples the same keys): each counted exactly beside the sketch and compared with its estimate.
+ */
+export const SketchError = z.object({
+  sampled: Count,
+  /** Mean and largest (estimate - exact) / exact over the sampled keys. */
+  meanRelativeError: z.number().min(0),
+  maxRelativeError: z.number().min(0),
+  /** The sketch's promised bound on an overcount in the window, (e / width) x requests. */
+  bound: z.number().min(0),
+  /** Sampled keys overcounted by more than the bound. */
+  overBound: Count,
+  /** [key, estimate, exact] for the sampled keys among the report's candidates and the registered keys. */
+  keys: z
+    .array(z.tuple([RedisKey, Count, PositiveInt]))
+    .max(MAX_SKETCH_SAMPLES)
+    .default([]),
+})
+export type SketchError = z.infer<typeof SketchError>
+
 /** One agent's per-window report, appended to a report stream. */
 export const WindowReport = z.object({
   v: z.literal(WIRE_VERSION),
@@ -104,6 +128,8 @@ export const WindowReport = z.object({
     .array(z.tuple([RedisKey, Count]))
     .max(MAX_CANDIDATES)
     .optional(),
+  /** In final reports, with the agent's error sampling on: the sketch's error measured against exact counts. */
+  sketchError: SketchError.optional(),
   hotKeyStats: z.array(HotKeyStats).max(MAX_HOT_KEY_STATS).default([]),
 })
 /** A decoded report: defaults filled in. */

@@ -12,6 +12,10 @@ export class Candidate {
   misses: number
   /** The key's sketch cells, for folding its exact count back into the sketch. */
   readonly cells: Uint32Array
+  /** In the exact-count sample that measures the sketch's error (WindowRecorder's errorSampling). */
+  sampled: boolean
+  /** Requests counted while a candidate, for a sampled key. */
+  sampleHits: number
   /** Count when last placed in the heap; below `count` means the heap position is stale. */
   priority: number
   heapIndex: number
@@ -24,6 +28,8 @@ export class Candidate {
     this.writes = 0
     this.misses = 0
     this.cells = new Uint32Array(depth)
+    this.sampled = false
+    this.sampleHits = 0
     this.priority = 0
     this.heapIndex = -1
   }

@@ -6,6 +6,7 @@ export {
   DEFAULT_SEED,
   DEFAULT_WIDTH,
 } from './count-min-sketch.js'
+export { type ErrorSample, type SampledKey, summariseErrors } from './error-sample.js'
 export { InvalidSketchOptionError, SketchError, SketchMismatchError } from './errors.js'
 export { type FrequencyCounter, SlidingFrequency } from './sliding-frequency.js'
 export { DEFAULT_WINDOW_MS, TumblingWindows, type TumblingWindowsOptions } from './tumbling-windows.js'

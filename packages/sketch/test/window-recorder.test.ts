@@ -217,3 +217,38 @@ describe('WindowRecorder, tuned by the control plane', () => {
     expect(late?.reads).toBe(1)
   })
 })
+
+describe('WindowRecorder, error sampling', () => {
+  it("counts a fingerprint-chosen share of keys exactly, through admissions and evictions, beside the sketch's estimates", () => {
+    const recorder = new WindowRecorder({ errorSampling: 16, capacity: 64, topK: 8, width: 256 })
+    const stream = zipfStream({ length: 200_000, keys: 20_000, s: 1.1, seed: 3 })
+    for (const key of stream) recorder.record(key)
+    const truth = exactCounts(stream)
+    const { errorSample, total } = recorder.rollover(1000)
+    if (errorSample === undefined) throw new Error('no error sample')
+    // About one key in 16 of those requested.
+    expect(errorSample.sampled).toBeGreaterThan(truth.size / 16 / 1.5)
+    expect(errorSample.sampled).toBeLessThan((truth.size / 16) * 1.5)
+    for (const { key, estimate, exact } of errorSample.keys) {
+      expect(exact).toBe(truth.get(key))
+      expect(estimate).toBeGreaterThanOrEqual(exact)
+    }
+    expect(errorSample.bound).toBeCloseTo((Math.E / 256) * total)
+    expect(errorSample.maxRelativeError).toBeGreaterThanOrEqual(errorSample.meanRelativeError)
+    // A narrow sketch under 200,000 requests overcounts, but rarely beyond its bound (e^-4 = 1.8% of keys).
+    expect(errorSample.overBound / errorSample.sampled).toBeLessThan(0.05)
+    // Every recorder with the same seed samples the same keys, so agents' samples describe the same keys.
+    const other = new WindowRecorder({ errorSampling: 16, capacity: 64, topK: 8, width: 256 })
+    for (const key of stream.slice(0, 50_000)) other.record(key)
+    const again = other.rollover(1000).errorSample?.keys.map((k) => k.key) ?? []
+    const first = new Set(errorSample.keys.map((k) => k.key))
+    for (const key of again) expect(first.has(key)).toBe(true)
+  })
+
+  it('is off by default, and refuses a share that is not a power of two', () => {
+    const recorder = new WindowRecorder()
+    recorder.record('a')
+    expect(recorder.rollover(1000).errorSample).toBeUndefined()
+    expect(() => new WindowRecorder({ errorSampling: 100 })).toThrow(InvalidSketchOptionError)
+  })
+})

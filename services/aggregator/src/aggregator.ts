@@ -149,6 +149,10 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
       stale: metrics.ingestStale,
       reportLag: metrics.reportLag,
       promotionsAbandoned: metrics.promotionsAbandoned,
+      sketchSampledKeys: metrics.sketchSampledKeys,
+      sketchOverBound: metrics.sketchOverBound,
+      sketchMeanRelativeError: metrics.sketchMeanRelativeError,
+      sketchMaxRelativeError: metrics.sketchMaxRelativeError,
     },
   })
   const traffic: TrafficReader = options.trafficReader ?? detection.traffic

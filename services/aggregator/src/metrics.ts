@@ -28,6 +28,12 @@ export interface Metrics {
   readonly promotionsAbandoned: Counter
   /** Snapshot hashes replaced because no replica wrote them (see RegistryPublisher). */
   readonly registrySnapshotRepaired: Counter
+  /** Keys agents sampled to measure the sketch's error, and those overcounted beyond the sketch's bound. */
+  readonly sketchSampledKeys: Counter
+  readonly sketchOverBound: Counter
+  /** Mean and largest relative overcount of the sampled keys in the newest window reported. */
+  readonly sketchMeanRelativeError: Gauge
+  readonly sketchMaxRelativeError: Gauge
   /** From a report's window end to its ingestion. */
   readonly reportLag: Histogram
 }
@@ -105,6 +111,26 @@ export function createMetrics(): Metrics {
     registrySnapshotRepaired: new Counter({
       name: 'heatsink_registry_snapshot_repaired_total',
       help: 'Registry snapshot hashes replaced because their version was not an integer or was ahead of Postgres',
+      registers,
+    }),
+    sketchSampledKeys: new Counter({
+      name: 'heatsink_sketch_sampled_keys_total',
+      help: 'Keys agents counted exactly beside the sketch to measure its error (one in 256, by fingerprint)',
+      registers,
+    }),
+    sketchOverBound: new Counter({
+      name: 'heatsink_sketch_over_bound_total',
+      help: "Sampled keys the sketch overcounted by more than its bound, (e / width) x the window's requests",
+      registers,
+    }),
+    sketchMeanRelativeError: new Gauge({
+      name: 'heatsink_sketch_mean_relative_error',
+      help: 'Mean (estimate - exact) / exact over the sampled keys of the newest window reported',
+      registers,
+    }),
+    sketchMaxRelativeError: new Gauge({
+      name: 'heatsink_sketch_max_relative_error',
+      help: 'Largest (estimate - exact) / exact over the sampled keys of the newest window reported',
       registers,
     }),
     reportLag: new Histogram({

@@ -1,3 +1,5 @@
+import type { KeySketchError } from './traffic/sketch-errors.js'
+
 /** How one key's traffic and mitigation behaved in the latest complete window, summed over the agents. */
 export interface KeyStats {
   /** Cluster-wide requests per second. */
@@ -15,6 +17,8 @@ export interface KeyStats {
   splitShardCounts: number[]
   /** Agents that reported the key in the window. */
   agents: number
+  /** The sketch's error on this key where agents sampled it (one key in 256 is); null or absent otherwise. */
+  sketchError?: KeySketchError | null
 }
 
 /** What the REST API reads about live traffic; implemented by the ingest side (src/traffic/). */

@@ -25,6 +25,7 @@ const LIVE: Record<string, KeyStats> = {
     coalesceCollapseRatio: null,
     splitShardCounts: [10, 12],
     agents: 1,
+    sketchError: { agents: 1, meanRelativeError: 0.02, maxRelativeError: 0.02 },
   },
 }
 const traffic: TrafficReader = {
@@ -240,6 +241,7 @@ describe('REST API', () => {
         coalesceCollapseRatio: null,
         splitShardCounts: [],
         agents: 0,
+        sketchError: null,
       })
 
       const never = await app.inject({ url: path('never/seen', '/stats') })

@@ -9,6 +9,7 @@ import { WindowCounters } from '../ingest/window-counters.js'
 import type { Metrics } from '../metrics.js'
 import { KeyStatsStore } from '../traffic/key-stats-store.js'
 import { RedisTrafficReader } from '../traffic/redis-traffic-reader.js'
+import { SketchErrors } from '../traffic/sketch-errors.js'
 import { CooldownSweeper } from './cooldown-sweeper.js'
 import { Detector } from './detector.js'
 import { FleetTuner } from './fleet-tuner.js'
@@ -41,7 +42,16 @@ export interface DetectionEngineOptions {
   /** Signs the detection tuning published to agents (HEATSINK_REGISTRY_KEY). */
   registryKey?: string | null
   log: Logger
-  metrics: ConsumerMetrics & ReportIngestOptions['metrics'] & Pick<Metrics, 'promotionsAbandoned'>
+  metrics: ConsumerMetrics &
+    ReportIngestOptions['metrics'] &
+    Pick<
+      Metrics,
+      | 'promotionsAbandoned'
+      | 'sketchSampledKeys'
+      | 'sketchOverBound'
+      | 'sketchMeanRelativeError'
+      | 'sketchMaxRelativeError'
+    >
 }
 
 /**
@@ -77,10 +87,17 @@ export class DetectionEngine {
       retainMs: Math.max(60_000, settings.coolSeconds * 1000 + 10 * settings.windowMs),
     })
     const stats = new KeyStatsStore(redis, names)
+    const sketchErrors = new SketchErrors(redis, names, {
+      sampledKeys: metrics.sketchSampledKeys,
+      overBound: metrics.sketchOverBound,
+      meanRelativeError: metrics.sketchMeanRelativeError,
+      maxRelativeError: metrics.sketchMaxRelativeError,
+    })
     this.keyStats = stats
     this.traffic = new RedisTrafficReader({
       counters: this.counters,
       stats,
+      sketchErrors,
       now,
       windowMs: settings.windowMs,
       graceMs,
@@ -106,6 +123,7 @@ export class DetectionEngine {
     const ingest = new ReportIngest({
       counters: this.counters,
       stats,
+      sketchErrors,
       detector: this.detector,
       fleet: this.fleet,
       now,

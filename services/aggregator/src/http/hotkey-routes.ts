@@ -125,6 +125,7 @@ export const hotkeyRoutes: FastifyPluginAsyncZod<HotkeyRoutesOptions> = async (a
         coalesceCollapseRatio: stats?.coalesceCollapseRatio ?? null,
         splitShardCounts: stats?.splitShardCounts ?? [],
         agents: stats?.agents ?? 0,
+        sketchError: stats?.sketchError ?? null,
       }
     },
   )

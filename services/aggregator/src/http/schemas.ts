@@ -94,6 +94,17 @@ export const KeyStatsResponse = z.object({
   coalesceCollapseRatio: z.number().nullable(),
   splitShardCounts: z.array(z.number().min(0)),
   agents: z.int().min(0).describe('Agents that reported the key in the latest window'),
+  sketchError: z
+    .object({
+      agents: z.int().min(1).describe('Agents whose recent error sample includes the key'),
+      meanRelativeError: z.number().min(0).describe('Mean (estimate - exact) / exact over those agents'),
+      maxRelativeError: z.number().min(0),
+    })
+    .nullable()
+    .describe(
+      "The sketch's error on this key, measured against exact counts where the key is sampled (one key in 256, " +
+        'by fingerprint); null for keys outside the sample',
+    ),
 })
 
 /** Fastify's error shape. */

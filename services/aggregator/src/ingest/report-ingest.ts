@@ -2,12 +2,15 @@ import type { Logger } from 'pino'
 import type { Detector } from '../detection/detector.js'
 import type { FleetTuner } from '../detection/fleet-tuner.js'
 import type { KeyStatsStore } from '../traffic/key-stats-store.js'
+import type { SketchErrors } from '../traffic/sketch-errors.js'
 import type { ReceivedReport } from './report-consumer.js'
 import type { Crossing, WindowCounters } from './window-counters.js'
 
 export interface ReportIngestOptions {
   counters: WindowCounters
   stats: KeyStatsStore
+  /** The sketch's error as agents measured it: metrics, and samples per key. */
+  sketchErrors?: SketchErrors
   detector: Detector
   /** Sizes reporting to the fleet and watches keys whose sum is not settled yet. */
   fleet?: FleetTuner
@@ -41,7 +44,7 @@ export class ReportIngest {
 
   /** Applies a batch; resolves when every report's effects are in Redis (and promotions are requested). */
   readonly process = async (received: readonly ReceivedReport[]): Promise<void> => {
-    const { counters, stats, detector, fleet, now, maxReportAgeMs, metrics } = this.#options
+    const { counters, stats, sketchErrors, detector, fleet, now, maxReportAgeMs, metrics } = this.#options
     await Promise.all(
       received.map(async ({ report }) => {
         const windowEnd = report.windowStart + report.windowMs
@@ -53,6 +56,7 @@ export class ReportIngest {
         const [{ crossings, warm, unresolved }] = await Promise.all([
           counters.apply(report, fleet),
           stats.record(report),
+          sketchErrors?.record(report),
         ])
         if (fleet !== undefined && warm.length + unresolved.length > 0) fleet.watch([...warm, ...unresolved])
         metrics.reports.inc()

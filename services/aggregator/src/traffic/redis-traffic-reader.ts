@@ -1,10 +1,12 @@
 import type { WindowCounters } from '../ingest/window-counters.js'
 import type { KeyStats, TrafficReader } from '../traffic-reader.js'
 import type { KeyStatsStore, StoredKeyStats } from './key-stats-store.js'
+import type { SketchErrors } from './sketch-errors.js'
 
 export interface TrafficReaderOptions {
   counters: WindowCounters
   stats: KeyStatsStore
+  sketchErrors?: SketchErrors
   now: () => number
   windowMs: number
   /** How long after a window ends its reports are taken as complete. */
@@ -58,6 +60,7 @@ export class RedisTrafficReader implements TrafficReader {
       localCacheHitRatio: lookups === 0 ? null : l1Hits / lookups,
       coalesceCollapseRatio: loads === 0 ? null : (sum('coalescedWaiters') + loads) / loads,
       splitShardCounts,
+      sketchError: (await this.#options.sketchErrors?.read(key, oldest)) ?? null,
       agents: new Set(recent.map((s) => s.agentId)).size,
     }
   }
