@@ -139,10 +139,12 @@ describe('the dashboard in a real browser', () => {
     await page.screenshot({ path: SCREENSHOT, fullPage: true })
 
     // Readable on a phone: nothing wider than the screen but the tables' own scrolling boxes.
+    // Opened on a phone-sized screen, charts drawn; the page is measured once they have drawn at that width.
     await page.setViewportSize({ width: 390, height: 844 })
-    await page.getByTestId('hotkeys').waitFor()
+    await page.reload()
+    await expect.poll(async () => Number(await chart.getAttribute('data-points'))).toBeGreaterThan(10)
     // Evaluated in the page, where `document` exists; this file is type-checked without the DOM library.
-    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390)
+    await expect.poll(() => page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390)
 
     // Scripts, styles, the stream and the API calls all came from the replica.
     expect(requested.length).toBeGreaterThan(5)

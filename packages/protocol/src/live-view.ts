@@ -11,7 +11,10 @@ export interface RatePoint {
   hot: Record<string, number>
   /** Keys not registered whose rate is at least half the hot threshold. */
   warming: Record<string, number>
-  /** Reads answered by the agents' L1 caches, per second, summed over hot keys; null when not known. */
+  /**
+   * Reads of hot keys the agents answered without a round trip to Redis (L1 hits and coalesced reads), per
+   * second, from their latest statistics; null for windows read back from history, where they are not kept.
+   */
   absorbedReadsPerSecond: number | null
 }
 

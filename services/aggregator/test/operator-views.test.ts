@@ -146,6 +146,19 @@ describe('operator views', () => {
       makeReport('agent-1', window, { [key]: 400, [warming]: 60 }),
     )
     await until('the key promoted', async () => (await aggregator.registry.get(key)) !== undefined)
+    // The agent's window ends: 300 reads from its L1 and 50 that shared another read's round trip.
+    const hotKeyStats = [
+      { key, l1Hits: 300, l1Misses: 10, misses: 0, coalescedWaiters: 50, upstreamLoads: 10 },
+    ].map((stats) => ({ ...stats, staleServes: 0, leaseWaits: 0, timeouts: 0 }))
+    await sendReport(
+      redis().client(),
+      aggregator.names,
+      makeReport('agent-1', window, { [key]: 400, [warming]: 60 }, { seq: 2, hotKeyStats }),
+    )
+    await until(
+      'the statistics stored',
+      async () => (await aggregator.detection.keyStats.read(key)).length === 1,
+    )
 
     const stream = await openEventStream(`${base}/live`)
     const first = await stream.next()
@@ -157,6 +170,9 @@ describe('operator views', () => {
     const point = frame.points.find((p) => p.windowStart === window)
     expect(point?.hot[key]).toBe(400)
     expect(point?.warming[warming]).toBe(60)
+    // Reads absorbed are known for the newest window only: the agents' statistics are their latest.
+    expect(frame.points.at(-1)?.absorbedReadsPerSecond).toBe(350)
+    expect(frame.points.at(0)?.absorbedReadsPerSecond).toBeNull()
     expect(Number(first.id)).toBe(frame.points.at(-1)?.windowStart)
     stream.close()
 

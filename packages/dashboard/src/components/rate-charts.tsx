@@ -34,7 +34,11 @@ export function RateCharts({ points, state }: RateChartsProps) {
     { label: 'cool threshold', color: '#868e96', dashed: true, values: shown.map(() => state.coolRps) },
   ]
   const absorbed: ChartSeries[] = [
-    { label: 'reads answered by L1', color: '#2f9e44', values: shown.map((p) => p.absorbedReadsPerSecond) },
+    {
+      label: 'reads answered without Redis (L1 hits, coalesced)',
+      color: '#2f9e44',
+      values: shown.map((p) => p.absorbedReadsPerSecond),
+    },
   ]
   return (
     <section class="charts">

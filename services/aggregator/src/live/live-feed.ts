@@ -1,6 +1,6 @@
 import type { LiveFrame, LiveState, RatePoint } from '@heatsink/protocol'
 import type { Logger } from 'pino'
-import { absorbedReads, type LiveStateReader } from './live-state-reader.js'
+import type { LiveStateReader } from './live-state-reader.js'
 
 /** Receives each frame; returns nothing, so a slow subscriber cannot hold the feed up. */
 export type FrameListener = (frame: LiveFrame, lastWindow: number) => void
@@ -92,13 +92,12 @@ export class LiveFeed {
     const backfill = this.#options.backfillWindows ?? 60
     const keep = this.#options.keepPoints ?? 600
     try {
-      const { stats, ...state } = await reader.state()
+      const { absorbedReadsPerSecond: absorbed, ...state } = await reader.state()
       const hotKeys = new Set(state.hotkeys.map((hot) => hot.key))
       const latest = latestCompleteWindow()
       const from = Math.max(this.#lastWindow() + windowMs, latest - (backfill - 1) * windowMs)
       const windows: number[] = []
       for (let w = from; w <= latest; w += windowMs) windows.push(w)
-      const absorbed = absorbedReads(stats)
       const points = await Promise.all(
         windows.map((w) => reader.point(w, hotKeys, w === latest ? absorbed : null)),
       )

@@ -3,6 +3,7 @@ import type { AgentDirectory } from '../agents/agent-directory.js'
 import type { WindowCounters } from '../ingest/window-counters.js'
 import type { EventLog } from '../registry/event-log.js'
 import type { RegistryService } from '../registry/registry-service.js'
+import type { KeyStatsStore } from '../traffic/key-stats-store.js'
 import type { KeyStats, TrafficReader } from '../traffic-reader.js'
 
 /** Events the live state carries; older ones are on GET /events. */
@@ -13,7 +14,10 @@ export interface LiveStateReaderOptions {
   events: EventLog
   agents: AgentDirectory
   traffic: TrafficReader
+  /** Each agent's latest statistics per hot key, for the reads they answered without Redis. */
+  keyStats: KeyStatsStore
   counters: WindowCounters
+  now: () => number
   hotRps: number
   coolRps: number
   windowMs: number
@@ -30,7 +34,7 @@ export class LiveStateReader {
   }
 
   /** The registry, each hot key's statistics, the latest events and the agents, as of now. */
-  async state(): Promise<LiveState & { stats: Map<string, KeyStats | undefined> }> {
+  async state(): Promise<LiveState & { absorbedReadsPerSecond: number }> {
     const { registry, events, agents, traffic, hotRps, coolRps, windowMs, writesNeedToken } = this.#options
     const [snapshot, recent, agentList, rates] = await Promise.all([
       registry.snapshot(),
@@ -38,8 +42,12 @@ export class LiveStateReader {
       agents.list(),
       events.promotionRates(),
     ])
+    const keys = snapshot.entries.map((entry) => entry.key)
     const stats = new Map<string, KeyStats | undefined>()
-    await Promise.all(snapshot.entries.map(async (e) => stats.set(e.key, await traffic.keyStats(e.key))))
+    const [absorbedReadsPerSecond] = await Promise.all([
+      this.#absorbed(keys),
+      ...keys.map(async (key) => stats.set(key, await traffic.keyStats(key))),
+    ])
     return {
       hotRps,
       coolRps,
@@ -51,8 +59,24 @@ export class LiveStateReader {
       ),
       events: recent,
       agents: agentList,
-      stats,
+      absorbedReadsPerSecond,
     }
+  }
+
+  // Reads the agents answered without a round trip to Redis, per second, from each agent's latest window of each
+  // hot key: L1 hits, and coalesced reads that waited on another read's round trip instead of sending their own.
+  async #absorbed(keys: readonly string[]): Promise<number> {
+    const { keyStats, now, windowMs } = this.#options
+    // An agent whose latest statistics are older than this has stopped reporting the key; its reads are not now.
+    const oldest = now() - 3 * windowMs
+    const perKey = await Promise.all(keys.map((key) => keyStats.read(key)))
+    let total = 0
+    for (const stored of perKey) {
+      for (const s of stored) {
+        if (s.windowStart >= oldest) total += ((s.l1Hits + s.coalescedWaiters) * 1000) / s.windowMs
+      }
+    }
+    return total
   }
 
   /**
@@ -75,15 +99,6 @@ export class LiveStateReader {
     }
     return point
   }
-}
-
-/** Reads the agents' L1 caches answered, per second, summed over the hot keys. */
-export function absorbedReads(stats: ReadonlyMap<string, KeyStats | undefined>): number {
-  let total = 0
-  for (const s of stats.values()) {
-    if (s !== undefined && s.localCacheHitRatio !== null) total += s.requestsPerSecond * s.localCacheHitRatio
-  }
-  return total
 }
 
 function toLiveHotKey(
