@@ -115,6 +115,50 @@ describe('RegistryPublisher', () => {
     expect(versions).toEqual(Array.from({ length: 14 }, (_, i) => i + 1))
   })
 
+  it('replaces a snapshot hash whose version is ahead of Postgres or not a number, counts it, and publishes on', async () => {
+    await hot('a')
+    await publisher.flush()
+    await until('version 1 published', () => published.length === 1)
+    const repaired = async () => (await metrics.registrySnapshotRepaired.get()).values[0]?.value ?? 0
+
+    // Nothing is ever newer than a forged 999999: left there, no change would be published again.
+    await redis.hset(names.registrySnapshotKey, 'version', '999999', 'snapshot', 'forged')
+    await publisher.flush()
+    expect(await versionInRedis()).toBe(1)
+    expect(decodeSnapshot((await redis.hget(names.registrySnapshotKey, 'snapshot')) ?? '').version).toBe(1)
+    expect(await repaired()).toBe(1)
+    await hot('b')
+    await publisher.flush()
+    await until('version 2 published', () => published.length === 2)
+
+    // A version Lua's tonumber cannot read would fail every publish script. What was stored is unknown, so the
+    // repair publishes no event: it stores version 3's snapshot, which agents find ahead of theirs and reload.
+    await redis.hset(names.registrySnapshotKey, 'version', 'abc')
+    await hot('c')
+    await publisher.flush()
+    expect(await repaired()).toBe(2)
+    expect(await versionInRedis()).toBe(3)
+    await hot('d')
+    await publisher.flush()
+    await until('version 4 published', () => published.length === 3)
+    expect(publishedVersions()).toEqual([1, 2, 4])
+  })
+
+  it('replicas repairing a forged version together never publish a version twice nor move the snapshot back', async () => {
+    const replicas = [otherReplica(), otherReplica(), otherReplica(), publisher]
+    await hot('a')
+    await publisher.flush()
+    await redis.hset(names.registrySnapshotKey, 'version', '999999')
+    for (let round = 0; round < 5; round++) {
+      await hot(`k${round}`)
+      await Promise.all(replicas.flatMap((replica) => [replica.flush(), replica.flush()]))
+    }
+    expect(await versionInRedis()).toBe(6)
+    const versions = publishedVersions()
+    expect(new Set(versions).size).toBe(versions.length)
+    expect([...versions].sort((x, y) => x - y)).toEqual(versions)
+  })
+
   it('joins callers onto one pending flush, which still sees a commit made while a flush ran', async () => {
     await hot('first')
     const running = publisher.flush()
