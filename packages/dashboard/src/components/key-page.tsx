@@ -3,21 +3,10 @@ import { useEffect, useState } from 'preact/hooks'
 import { demote, getJson, keyUrls } from '../api.js'
 import { percent, rate, times } from '../format.js'
 import { loadToken } from '../token.js'
+import { type AgentKeyStats, AgentStatsTable } from './agent-stats-table.js'
 import { EventsTable } from './events-table.js'
 import { PromoteForm } from './promote-form.js'
 import { type WriteStatus, WriteStatusLine } from './write-status.js'
-
-interface AgentKeyStats {
-  agentId: string
-  l1Hits: number
-  l1Misses: number
-  misses: number
-  coalescedWaiters: number
-  upstreamLoads: number
-  staleServes: number
-  timeouts: number
-  splitShardCounts: number[]
-}
 
 interface KeyDetail {
   stats: KeyStatsBody | null
@@ -128,43 +117,5 @@ export function KeyPage({ keyName, state, version }: { keyName: string; state: L
         <EventsTable events={detail?.events ?? []} showKey={false} />
       </section>
     </main>
-  )
-}
-
-function AgentStatsTable({ agents }: { agents: AgentKeyStats[] }) {
-  if (agents.length === 0) return null
-  return (
-    <div class="scroll">
-      <table>
-        <thead>
-          <tr>
-            <th>Agent</th>
-            <th class="num">L1 hits</th>
-            <th class="num">L1 misses</th>
-            <th class="num">Misses</th>
-            <th class="num">Coalesced</th>
-            <th class="num">Loads</th>
-            <th class="num">Stale serves</th>
-            <th class="num">Timeouts</th>
-            <th>Shards</th>
-          </tr>
-        </thead>
-        <tbody>
-          {agents.map((a) => (
-            <tr key={a.agentId}>
-              <td class="key">{a.agentId}</td>
-              <td class="num">{a.l1Hits}</td>
-              <td class="num">{a.l1Misses}</td>
-              <td class="num">{a.misses}</td>
-              <td class="num">{a.coalescedWaiters}</td>
-              <td class="num">{a.upstreamLoads}</td>
-              <td class="num">{a.staleServes}</td>
-              <td class="num">{a.timeouts}</td>
-              <td>{a.splitShardCounts.join(' · ') || '–'}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
   )
 }
