@@ -134,6 +134,46 @@ describe('operator views', () => {
     await SwaggerParser.validate(structuredClone(document) as never)
   })
 
+  it('shows the same picture on every replica, whichever read the reports', async () => {
+    const [one, two] = [await replica('replica-one'), await replica('replica-two')]
+    const key = `${redis().namespace}:shared`
+    const window = completeWindow()
+    await sendReport(
+      redis().client(),
+      one.names,
+      makeReport('agent-9', window, { [key]: 250 }, { dropped: 1 }),
+    )
+    await until('the key promoted', async () => (await one.registry.get(key)) !== undefined)
+    await until(
+      'the agent listed',
+      async () => (await json<{ agents: unknown[] }>(`${two.url()}/agents`)).body.agents.length > 0,
+    )
+
+    // (Live rates are left out: a window boundary between the two requests would change them.)
+    expect((await json(`${one.url()}/events`)).body).toEqual((await json(`${two.url()}/events`)).body)
+    const agentIds = async (base: string | undefined) =>
+      (await json<{ agents: Array<{ agentId: string; reportsDropped: number }> }>(`${base}/agents`)).body
+        .agents
+    expect(await agentIds(one.url())).toEqual([
+      expect.objectContaining({ agentId: 'agent-9', reportsDropped: 1 }),
+    ])
+    expect((await agentIds(two.url())).map((a) => [a.agentId, a.reportsDropped])).toEqual([['agent-9', 1]])
+
+    const firstFrame = async (base: string | undefined) => {
+      const stream = await openEventStream(`${base}/live`)
+      try {
+        return JSON.parse((await stream.next()).data) as LiveFrame
+      } finally {
+        stream.close()
+      }
+    }
+    const [a, b] = [await firstFrame(one.url()), await firstFrame(two.url())]
+    expect(a.state?.hotkeys.map((hot) => hot.key)).toEqual([key])
+    expect(b.state?.hotkeys.map((hot) => hot.key)).toEqual([key])
+    expect(a.points.find((p) => p.windowStart === window)?.hot).toEqual({ [key]: 250 })
+    expect(b.points.find((p) => p.windowStart === window)?.hot).toEqual({ [key]: 250 })
+  })
+
   it('streams frames over server-sent events, resumes after the last id, and never holds up a shutdown', async () => {
     const aggregator = await replica('replica-live')
     const base = aggregator.url() ?? ''
