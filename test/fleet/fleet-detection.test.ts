@@ -40,7 +40,7 @@ describe('detection over a fleet of agents (real Redis, real aggregator, agents 
       windowMs: WINDOW_MS,
       windows: 30,
       hotPerWindow: HOT_PER_WINDOW,
-      planted: plantedKeys(namespace, HOT_PER_WINDOW, concentratedOn),
+      planted: plantedKeys(HOT_PER_WINDOW, concentratedOn),
       backgroundKeys: 100_000,
       backgroundPerAgent: BACKGROUND_PER_WINDOW / fleetSize,
       zipfS: 1.1,

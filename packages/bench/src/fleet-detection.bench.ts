@@ -63,7 +63,7 @@ async function fleetRun(fleetSize: number, tuned: boolean): Promise<FleetRun> {
       windowMs: WINDOW_MS,
       windows: WINDOWS,
       hotPerWindow: HOT_PER_WINDOW,
-      planted: plantedKeys(deployment.namespace, HOT_PER_WINDOW),
+      planted: plantedKeys(HOT_PER_WINDOW),
       backgroundKeys: 100_000,
       backgroundPerAgent: BACKGROUND_PER_WINDOW / fleetSize,
       zipfS: 1.1,

@@ -126,12 +126,12 @@ function judge(
   }
 }
 
-/** 20 keys at each of 1.0x, 1.5x and 3x the threshold, named after their level. */
-export function plantedKeys(namespace: string, hotPerWindow: number, agents?: number): PlantedKey[] {
+/** 20 keys at each of 1.0x, 1.5x and 3x the threshold, named after their level (`hot:1.5x:7`). */
+export function plantedKeys(hotPerWindow: number, agents?: number): PlantedKey[] {
   const levels = [1, 1.5, 3]
   return levels.flatMap((level) =>
     Array.from({ length: 20 }, (_, i) => ({
-      key: `${namespace}:planted:${level}x:${i}`,
+      key: `hot:${level}x:${i}`,
       count: Math.round(level * hotPerWindow),
       ...(agents === undefined ? {} : { agents }),
       rotation: 7 * i + 3,

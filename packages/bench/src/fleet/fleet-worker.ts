@@ -14,7 +14,9 @@ const { namespace, windowMs, firstAgent, agentCount, fleetSize, start } = plan
 const names = createNames(namespace)
 const redis = new Redis(plan.redisUrl)
 const subscriber = new Redis(plan.redisUrl)
-const background = keyNames(plan.backgroundKeys, (i) => `${namespace}:bg:${i}`)
+// Keys as real caches name them (`product:12345`): they only travel in reports, never reach Redis as data, so
+// they need no namespace, and their length is what a report's size depends on.
+const background = keyNames(plan.backgroundKeys)
 const silent = { debug() {}, info() {}, warn() {}, error() {} }
 let registered: string[] = []
 
@@ -83,6 +85,7 @@ for (let w = 0; w < plan.windows; w++) {
   const wait = windowStart + windowMs - Date.now()
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
   const pipeline = redis.pipeline()
+  const registeredSet = new Set(registered)
   let bytes = 0
   for (const agent of agents) {
     const summary = agent.recorder.rollover(windowStart + windowMs)
@@ -99,6 +102,10 @@ for (let w = 0; w < plan.windows; w++) {
       candidates: summary.hitters.map(({ key, count, reads, writes, misses }) =>
         compactCandidate(key, count, reads, writes, misses),
       ),
+      // What a real agent adds for the registered keys it served in the window: a local_cache key's L1 hits.
+      hotKeyStats: summary.hitters
+        .filter(({ key }) => registeredSet.has(key))
+        .map(({ key, count }) => ({ key, l1Hits: count })),
     })
     bytes += Buffer.byteLength(text)
     pipeline.xadd(names.reportStreamFor(agent.id), '*', STREAM_FIELD, text)
