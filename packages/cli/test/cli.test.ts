@@ -127,6 +127,7 @@ describe('the heatsink command', () => {
       dropped: 3,
       registryVersion: 0,
       candidates: [],
+      sketchError: { sampled: 12, meanRelativeError: 0.01, maxRelativeError: 0.2, bound: 30, overBound: 0 },
     })
     await redis().client().xadd(aggregator.names.reportStreamFor('cli-agent-1'), '*', STREAM_FIELD, report)
     let agents: Run | undefined
@@ -144,7 +145,7 @@ describe('the heatsink command', () => {
       }),
     ])
     const table = await heatsink(['agents'])
-    expect(table.stdout).toMatch(/cli-agent-1 .* 3 .* 0 .* ok/)
+    expect(table.stdout).toMatch(/cli-agent-1 .* 3 .* 0 .* 1\.0%\/20\.0% .* ok/)
   })
 
   it('follows the events as they happen, one line each, until interrupted', async () => {

@@ -65,6 +65,16 @@ export interface AgentStatus {
   reportsDropped: number
   /** The registry version the agent held at its last report; null for agents that do not say. */
   registryVersion: number | null
+  /**
+   * Its sketch's error in the latest window it measured one (over the keys it samples, estimate against exact
+   * count); null for agents that do not sample.
+   */
+  sketchError: {
+    sampled: number
+    meanRelativeError: number
+    maxRelativeError: number
+    overBound: number
+  } | null
   /** No report for three windows: the agent is gone, stuck, or cannot reach Redis. */
   stale: boolean
 }

@@ -17,12 +17,21 @@ describe('AgentDirectory', () => {
       () => clock.now(),
       silent,
     )
+    const sketchError = {
+      sampled: 40,
+      meanRelativeError: 0.01,
+      maxRelativeError: 0.2,
+      overBound: 0,
+      bound: 9,
+      keys: [],
+    }
     await agents.record([
       makeReport('quiet', 0, {}, { dropped: 1, registryVersion: 4 }),
-      makeReport('busy', 0, {}, { registryVersion: 5 }),
+      makeReport('busy', 0, {}, { registryVersion: 5, sketchError }),
     ])
     clock.advance(2000)
-    await agents.record([makeReport('busy', 1000, {}, { dropped: 2 })])
+    // A partial report measures no error: the last measured one stays.
+    await agents.record([makeReport('busy', 1000, {}, { dropped: 2, partial: true })])
     clock.advance(1500)
 
     expect(await agents.list()).toEqual([
@@ -33,6 +42,7 @@ describe('AgentDirectory', () => {
         reportsDropped: 2,
         registryVersion: null,
         stale: false,
+        sketchError: { sampled: 40, meanRelativeError: 0.01, maxRelativeError: 0.2, overBound: 0 },
       },
       {
         agentId: 'quiet',
@@ -41,15 +51,16 @@ describe('AgentDirectory', () => {
         reportsDropped: 1,
         registryVersion: 4,
         stale: true,
+        sketchError: null,
       },
     ])
 
     clock.advance(10 * 60_000 - 3000)
     expect((await agents.list()).map((agent) => agent.agentId)).toEqual(['busy'])
-    // Forgotten means removed from Redis, its dropped count with it.
+    // Forgotten means removed from Redis, its dropped count and sketch error with it.
     expect(
       Object.keys(await redis().client().hgetall(createNames(redis().namespace).agentsKey)).sort(),
-    ).toEqual([' dropped\nbusy', 'busy'])
+    ).toEqual([' dropped\nbusy', ' sketch\nbusy', 'busy'])
   })
 
   it('never fails ingest: a key of another type makes recording a no-op until it is fixed', async () => {

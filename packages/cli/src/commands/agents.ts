@@ -1,5 +1,5 @@
 import type { Command } from '../command.js'
-import { duration } from '../format.js'
+import { duration, percent } from '../format.js'
 import { renderTable } from '../table.js'
 
 /** `heatsink agents`: the agents reporting, stale ones marked. */
@@ -21,6 +21,7 @@ export const agentsCommand: Command = {
           { heading: 'LAST REPORT', numeric: true },
           { heading: 'DROPPED', numeric: true },
           { heading: 'REGISTRY', numeric: true },
+          { heading: 'SKETCH ERR MEAN/MAX', numeric: true },
           { heading: 'STATE' },
         ],
         agents.map((agent) => [
@@ -28,6 +29,9 @@ export const agentsCommand: Command = {
           `${duration(agent.lastReportAgeMs)} ago`,
           String(agent.reportsDropped),
           agent.registryVersion === null ? '-' : String(agent.registryVersion),
+          agent.sketchError === null || agent.sketchError.sampled === 0
+            ? '-'
+            : `${percent(agent.sketchError.meanRelativeError)}/${percent(agent.sketchError.maxRelativeError)}`,
           agent.stale ? 'STALE' : 'ok',
         ]),
       ),

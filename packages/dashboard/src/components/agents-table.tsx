@@ -1,5 +1,5 @@
 import type { AgentStatus } from '@heatsink/protocol'
-import { duration } from '../format.js'
+import { duration, percent } from '../format.js'
 
 /** The agents reporting, with a stale one (no report for three windows) marked in the row and the text. */
 export function AgentsTable({ agents, registryVersion }: { agents: AgentStatus[]; registryVersion: number }) {
@@ -13,6 +13,7 @@ export function AgentsTable({ agents, registryVersion }: { agents: AgentStatus[]
             <th class="num">Last report</th>
             <th class="num">Reports dropped</th>
             <th class="num">Registry version</th>
+            <th class="num">Sketch error mean / max</th>
             <th>State</th>
           </tr>
         </thead>
@@ -28,6 +29,7 @@ export function AgentsTable({ agents, registryVersion }: { agents: AgentStatus[]
                   {agent.registryVersion ?? '–'}
                   {behind ? ` (registry at ${registryVersion})` : ''}
                 </td>
+                <td class="num">{sketchError(agent.sketchError)}</td>
                 <td>{agent.stale ? 'STALE: no recent report' : 'reporting'}</td>
               </tr>
             )
@@ -36,4 +38,10 @@ export function AgentsTable({ agents, registryVersion }: { agents: AgentStatus[]
       </table>
     </div>
   )
+}
+
+// Over the keys the agent samples (one in 256), its sketch's estimate against their exact count.
+function sketchError(error: AgentStatus['sketchError']): string {
+  if (error === null || error.sampled === 0) return '–'
+  return `${percent(error.meanRelativeError)} / ${percent(error.maxRelativeError)} (${error.sampled} keys)`
 }

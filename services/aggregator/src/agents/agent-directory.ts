@@ -6,8 +6,10 @@ import type { Logger } from 'pino'
 const STALE_WINDOWS = 3
 /** An agent silent this long is forgotten: it went away, and listing it for ever would bury the live ones. */
 const FORGET_AFTER_MS = 10 * 60_000
-// Field prefix of each agent's summed dropped reports, beside the agents' own fields (agent ids have no spaces).
+// Field prefixes beside the agents' own fields (agent ids have no spaces): each agent's summed dropped reports,
+// and the sketch error of its latest final report that measured one (partial reports carry none).
 const DROPPED = ' dropped\n'
+const SKETCH = ' sketch\n'
 
 interface LastReport {
   at: number
@@ -66,6 +68,14 @@ export class AgentDirectory {
       const last: LastReport = { at, registryVersion: report.registryVersion ?? null }
       latest.set(report.agentId, JSON.stringify(last))
       if (report.dropped > 0) dropped.set(report.agentId, (dropped.get(report.agentId) ?? 0) + report.dropped)
+      const error = report.sketchError
+      if (error !== undefined) {
+        const { sampled, meanRelativeError, maxRelativeError, overBound } = error
+        latest.set(
+          SKETCH + report.agentId,
+          JSON.stringify({ sampled, meanRelativeError, maxRelativeError, overBound }),
+        )
+      }
     }
     // A report claimed from a dead replica is counted again; dropped reports are a health signal, not a ledger.
     const pipeline = this.#redis.pipeline().hset(this.#key, Object.fromEntries(latest))
@@ -80,10 +90,10 @@ export class AgentDirectory {
     const agents: AgentStatus[] = []
     const forgotten: string[] = []
     for (const [field, value] of Object.entries(fields)) {
-      if (field.startsWith(DROPPED)) continue
+      if (field.startsWith(DROPPED) || field.startsWith(SKETCH)) continue
       const last = parse(value)
       if (last === undefined || now - last.at > FORGET_AFTER_MS) {
-        forgotten.push(field, DROPPED + field)
+        forgotten.push(field, DROPPED + field, SKETCH + field)
         continue
       }
       const age = Math.max(0, now - last.at)
@@ -93,6 +103,7 @@ export class AgentDirectory {
         lastReportAgeMs: age,
         reportsDropped: Number(fields[DROPPED + field] ?? 0),
         registryVersion: last.registryVersion,
+        sketchError: parseJson<AgentStatus['sketchError']>(fields[SKETCH + field]) ?? null,
         stale: age > STALE_WINDOWS * this.#windowMs,
       })
     }
@@ -102,13 +113,18 @@ export class AgentDirectory {
 }
 
 function parse(value: string): LastReport | undefined {
+  const last = parseJson<Partial<LastReport>>(value)
+  return typeof last?.at === 'number'
+    ? { at: last.at, registryVersion: last.registryVersion ?? null }
+    : undefined
+}
+
+// Values are written by this module only; an unreadable one is dropped rather than failing the listing.
+function parseJson<T>(value: string | undefined): T | undefined {
+  if (value === undefined) return undefined
   try {
-    const last = JSON.parse(value) as Partial<LastReport>
-    return typeof last.at === 'number'
-      ? { at: last.at, registryVersion: last.registryVersion ?? null }
-      : undefined
+    return JSON.parse(value) as T
   } catch {
-    // Written by this module only; an unreadable value is dropped rather than failing the listing.
     return undefined
   }
 }

@@ -13,6 +13,17 @@ export const AgentStatusSchema = z.object({
   reportsDropped: z.int().min(0).describe('Reports the agent said it could not send, summed'),
   registryVersion: z.int().min(0).nullable().describe('Registry version the agent held at its last report'),
   stale: z.boolean().describe('No report for three windows'),
+  sketchError: z
+    .object({
+      sampled: z.int().min(0),
+      meanRelativeError: z.number().min(0),
+      maxRelativeError: z.number().min(0),
+      overBound: z.int().min(0),
+    })
+    .nullable()
+    .describe(
+      "The agent's sketch error in its latest measured window (sampled keys, estimate against exact)",
+    ),
 })
 
 /** Body of GET /agents. */
