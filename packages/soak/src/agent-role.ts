@@ -58,6 +58,11 @@ export class AgentRole implements SoakProcess {
     return sample
   }
 
+  /** Reads answered from L1 and all reads, at the last sample. */
+  get l1(): { hits: number; reads: number } {
+    return { hits: this.#last?.l1Hits ?? 0, reads: this.#last?.reads ?? 0 }
+  }
+
   /** The worker's last error message, for the report. */
   get lastError(): string {
     return this.#last?.lastError ?? ''

@@ -44,8 +44,15 @@ function send(command: Promise<unknown>): void {
 
 const perSlice = (rate * SLICE_MS) / 1000
 let carry = 0
+let lastHotRead: string | null = null
 const driver = setInterval(() => {
   const moment = trafficAt(namespace, (Date.now() - startedAt) / 1000)
+  if (moment.hotRead !== null && moment.hotRead !== lastHotRead) {
+    // The viral post exists before it is read (the first agent to get there writes it): reads of a missing key
+    // would be mostly misses, which the aggregator answers with coalesce rather than local_cache.
+    send(redis.set(moment.hotRead, `post ${moment.hotRead}`, 'EX', 120, 'NX'))
+  }
+  lastHotRead = moment.hotRead
   carry += perSlice
   const count = Math.floor(carry)
   carry -= count
@@ -85,6 +92,8 @@ process.on('message', (request: WorkerRequest) => {
     lastError,
     reportsSent: stats.reportsSent,
     reportsDropped: stats.reportsDropped,
+    l1Hits: stats.l1Hits,
+    reads: stats.reads,
   }
   process.send?.(reply)
 })

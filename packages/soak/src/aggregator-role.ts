@@ -82,6 +82,16 @@ export class AggregatorRole implements SoakProcess {
     return { ...NO_COUNTERS, errors: this.#errorLines() + failures }
   }
 
+  /** Registry events this replica published, by type (promote, update, demote): the hot keys coming and going. */
+  async registryEvents(): Promise<Record<string, number>> {
+    const text = (await this.#metrics()) ?? ''
+    const events: Record<string, number> = {}
+    for (const match of text.matchAll(/^heatsink_registry_events_published_total\{type="(\w+)"\} (\S+)$/gm)) {
+      events[match[1] as string] = Number(match[2])
+    }
+    return events
+  }
+
   stop(): Promise<void> {
     return stopChild(this.#child)
   }

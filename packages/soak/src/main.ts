@@ -42,11 +42,13 @@ try {
     // Short, so every burst is demoted before the next cycle and the registry keeps turning over.
     HEATSINK_COOL_SECONDS: '10',
   }
+  const replicas: AggregatorRole[] = []
   for (const i of [1, 2]) {
-    processes.push(
+    replicas.push(
       await AggregatorRole.start(`aggregator-${i}`, { ...common, HEATSINK_REPLICA_ID: `soak-replica-${i}` }),
     )
   }
+  processes.push(...replicas)
   const startedAt = Date.now()
   const agents = await Promise.all(
     Array.from({ length: options.agents }, (_, i) =>
@@ -100,6 +102,16 @@ try {
   for (const p of processes) counters.set(p.name, await p.counters())
   await Promise.all(agents.map((agent) => agent.stop()))
   const notes = agents.filter((a) => a.lastError !== '').map((a) => `${a.name} last error: ${a.lastError}`)
+  // Evidence that the hot keys came and went: promotions and demotions published, and L1 serving them.
+  const events: Record<string, number> = {}
+  for (const replica of replicas) {
+    for (const [type, count] of Object.entries(await replica.registryEvents()))
+      events[type] = (events[type] ?? 0) + count
+  }
+  notes.push(`registry events published: ${JSON.stringify(events)}`)
+  const hits = agents.reduce((sum, a) => sum + a.l1.hits, 0)
+  const reads = agents.reduce((sum, a) => sum + a.l1.reads, 0)
+  notes.push(`L1 hits: ${hits} of ${reads} reads (${((hits / Math.max(1, reads)) * 100).toFixed(1)}%)`)
   const from = measuredFrom ?? { at: startedAt, commands: 0 }
   const missed = printSummary({
     processes,

@@ -55,7 +55,8 @@ export function printSummary(outcome: SoakOutcome, print: (line: string) => void
     print(
       `${p.name.padEnd(15)} ${p.role.padEnd(10)} ${mb(measured[0]?.rssBytes)}   ${mb(measured.at(-1)?.rssBytes)}      ${signed(rssSlope)}       ${signed(heapSlope)}`,
     )
-    if (rssSlope !== null && rssSlope > AIMS.maxSlopeMbPerMinute)
+    if (rssSlope === null) missed.push(`${p.name}: too few minutes after warm-up for a slope (3 needed)`)
+    else if (rssSlope > AIMS.maxSlopeMbPerMinute)
       missed.push(`${p.name}: RSS grows ${rssSlope.toFixed(2)} MB/min`)
     if (outcome.exitedEarly.includes(p.name)) missed.push(`${p.name}: exited during the run`)
   }

@@ -14,4 +14,7 @@ export type WorkerReply =
       lastError: string
       reportsSent: number
       reportsDropped: number
+      /** Reads answered from L1, and all reads, as the agent counts them. */
+      l1Hits: number
+      reads: number
     }
