@@ -13,6 +13,7 @@ import { backgroundKey, QUICKSTART_HOT_RPS, SCENARIO } from './scenario.js'
 // --seconds=N, and stops everything it started.
 
 const AGENTS = 3
+const STOP_TIMEOUT_MS = 20_000
 const namespace = runNamespace(process.env)
 const seconds = Number(process.argv.find((a) => a.startsWith('--seconds='))?.split('=')[1] ?? Number.NaN)
 const interactive = process.stdout.isTTY === true
@@ -164,6 +165,13 @@ async function stop(): Promise<void> {
   stopping = true
   clearInterval(ticker)
   clearTimeout(deadline)
+  // A stalled Redis or database must not keep the run alive: whatever is not stopped by then is left to the OS.
+  setTimeout(() => {
+    console.error(
+      `stopping took longer than ${STOP_TIMEOUT_MS / 1000} s (is Redis answering?); exiting anyway`,
+    )
+    process.exit(1)
+  }, STOP_TIMEOUT_MS).unref()
   await Promise.all(
     children.map(
       (child) =>
