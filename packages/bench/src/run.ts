@@ -8,6 +8,7 @@ import { benchFrontDoorSplitRead } from './front-door-split-read.bench.js'
 import { benchL1Hit } from './l1-hit.bench.js'
 import { benchOffload } from './offload.bench.js'
 import { benchPassThrough } from './pass-through.bench.js'
+import { benchProxy } from './proxy.bench.js'
 import { benchReportDecode } from './report-decode.bench.js'
 import { printRow, type ResultRow, saveRows } from './results.js'
 import { benchSketchRecord } from './sketch-record.bench.js'
@@ -29,6 +30,7 @@ const benchmarks: Record<string, () => ResultRow[] | Promise<ResultRow[]>> = {
   'front-door-pass-through': benchFrontDoorPassThrough,
   'front-door-l1-hit': benchFrontDoorL1Hit,
   'front-door-split-read': benchFrontDoorSplitRead,
+  proxy: benchProxy,
 }
 
 const only = process.argv[2]

@@ -1,0 +1,303 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { connect, type Socket } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { publishRegistry } from '@heatsink/agent/testing'
+import { ensureRedis, freePort } from '@heatsink/devservices'
+import { createNames } from '@heatsink/protocol'
+import { Redis } from 'ioredis'
+import { percentile } from './harness.js'
+import type { ResultRow } from './results.js'
+
+const ROUNDS = Number(process.env.PROXY_BENCH_ROUNDS ?? 3)
+const IDLE_CONNECTIONS = Number(process.env.PROXY_BENCH_IDLE_CONNECTIONS ?? 10_000)
+const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url))
+// redis-benchmark's key without -r: every request names this one key.
+const HOT_KEY = 'key:__rand_int__'
+
+interface Scenario {
+  label: string
+  test: 'get' | 'set'
+  pipeline: number
+  /** -r: keys drawn from this many; undefined for the one hot key. */
+  keyspace: number | undefined
+  requests: number
+}
+
+const SCENARIOS: Scenario[] = [
+  { label: 'GET, cold keys (-r 100000)', test: 'get', pipeline: 1, keyspace: 100_000, requests: 60_000 },
+  {
+    label: 'GET, cold keys (-r 100000), -P 16',
+    test: 'get',
+    pipeline: 16,
+    keyspace: 100_000,
+    requests: 400_000,
+  },
+  { label: 'SET, cold keys (-r 100000)', test: 'set', pipeline: 1, keyspace: 100_000, requests: 60_000 },
+  {
+    label: 'SET, cold keys (-r 100000), -P 16',
+    test: 'set',
+    pipeline: 16,
+    keyspace: 100_000,
+    requests: 400_000,
+  },
+  {
+    label: 'GET, one hot key registered local_cache',
+    test: 'get',
+    pipeline: 1,
+    keyspace: undefined,
+    requests: 60_000,
+  },
+  {
+    label: 'GET, one hot key registered local_cache, -P 16',
+    test: 'get',
+    pipeline: 16,
+    keyspace: undefined,
+    requests: 400_000,
+  },
+]
+
+type Target = 'redis' | 'nutcracker' | 'heatsink'
+
+interface Run {
+  rps: number
+  p50: number
+  p99: number
+}
+
+/**
+ * The Heatsink proxy against Debian's nutcracker (twemproxy 0.5, the C proxy) and Redis itself, with
+ * redis-benchmark (50 clients) in the same run on the same machine: GET and SET over 100,000 cold keys, and GET
+ * of one hot key that the proxy's registry marks local_cache (answered from its L1, no backend round trip), each
+ * with and without -P 16. The targets take turns in every round, the order rotating; medians over the rounds.
+ * Then the proxy's memory: RSS with no clients and with 10,000 idle client connections, against nutcracker's.
+ */
+export async function benchProxy(): Promise<ResultRow[]> {
+  const benchmark = ensureDebianBinary('/usr/bin/redis-benchmark', 'redis-tools')
+  const nutcrackerBinary = ensureDebianBinary('/usr/sbin/nutcracker', 'nutcracker')
+  const redis = await ensureRedis({ url: `redis://127.0.0.1:${await freePort()}` })
+  const dir = mkdtempSync(join(tmpdir(), 'heatsink-proxy-bench-'))
+  const children: ChildProcess[] = []
+  const admin = new Redis(redis.url)
+  try {
+    const redisPort = Number(new URL(redis.url).port)
+    const nutcrackerPort = await freePort()
+    writeFileSync(
+      join(dir, 'nutcracker.yml'),
+      `bench:\n  listen: 127.0.0.1:${nutcrackerPort}\n  redis: true\n  hash: fnv1a_64\n  distribution: ketama\n  servers:\n    - 127.0.0.1:${redisPort}:1\n`,
+    )
+    const nutcracker = spawn(
+      nutcrackerBinary,
+      ['-c', join(dir, 'nutcracker.yml'), '-s', String(await freePort()), '-o', join(dir, 'nutcracker.log')],
+      { stdio: 'ignore' },
+    )
+    children.push(nutcracker)
+    const namespace = `bench-proxy-${process.pid}`
+    const proxyPort = await freePort()
+    const proxy = spawn('node', ['services/proxy/dist/main.js'], {
+      cwd: REPO_ROOT,
+      stdio: 'ignore',
+      env: {
+        PATH: process.env.PATH,
+        REDIS_URL: redis.url,
+        PORT: String(proxyPort),
+        HEATSINK_PROXY_METRICS_PORT: String(await freePort()),
+        HEATSINK_NAMESPACE: namespace,
+        HEATSINK_PROXY_MAX_CLIENTS: String(IDLE_CONNECTIONS + 100),
+        LOG_LEVEL: 'warn',
+      },
+    })
+    children.push(proxy)
+    const ports: Record<Target, number> = {
+      redis: redisPort,
+      nutcracker: nutcrackerPort,
+      heatsink: proxyPort,
+    }
+    await Promise.all([waitForPort(nutcrackerPort), waitForPort(proxyPort)])
+
+    await admin.set(HOT_KEY, 'xxx')
+    await publishRegistry(admin, createNames(namespace), { key: HOT_KEY })
+    // The proxy's agent picks the promotion up by pub/sub; give it a moment and a first read to fill L1.
+    await new Promise((resolve) => setTimeout(resolve, 500))
+
+    const runs = new Map<string, Run[]>()
+    const targets: Target[] = ['redis', 'nutcracker', 'heatsink']
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const scenario of SCENARIOS) {
+        const order = targets.map((_, i) => targets[(i + round) % targets.length] as Target)
+        for (const target of order) {
+          const run = await redisBenchmark(benchmark, ports[target], scenario)
+          console.error(`  ${scenario.label} via ${target}: ${format(run)}`)
+          const id = `${scenario.label}|${target}`
+          runs.set(id, [...(runs.get(id) ?? []), run])
+        }
+      }
+    }
+
+    const rows: ResultRow[] = []
+    for (const scenario of SCENARIOS) {
+      const summary = (target: Target) => summarize(runs.get(`${scenario.label}|${target}`) ?? [])
+      const heatsink = summary('heatsink')
+      const nut = summary('nutcracker')
+      const direct = summary('redis')
+      rows.push({
+        benchmark: `proxy: ${scenario.label}`,
+        heatsink: `${format(heatsink)} through the Heatsink proxy`,
+        baseline: 'nutcracker',
+        baselineFigure: format(nut),
+        ratio: heatsink.rps / nut.rps,
+        note: `throughput ratio, higher is better; Redis direct ${format(direct)}; redis-benchmark -c 50, median of ${ROUNDS} interleaved runs`,
+      })
+    }
+
+    const memory = await idleMemory(
+      { heatsink: proxyPort, nutcracker: nutcrackerPort },
+      { heatsink: proxy.pid as number, nutcracker: nutcracker.pid as number },
+    )
+    rows.push({
+      benchmark: `proxy: RSS with ${IDLE_CONNECTIONS} idle client connections`,
+      heatsink: `${mib(memory.heatsink.loaded)} (${mib(memory.heatsink.idle)} with none; ${kib(memory.heatsink.perConnection)} per connection)`,
+      baseline: 'nutcracker',
+      baselineFigure: `${mib(memory.nutcracker.loaded)} (${mib(memory.nutcracker.idle)} with none; ${kib(memory.nutcracker.perConnection)} per connection)`,
+      ratio: memory.heatsink.loaded / memory.nutcracker.loaded,
+      note: 'memory ratio, lower is better',
+    })
+    return rows
+  } finally {
+    admin.disconnect()
+    for (const child of children) child.kill('SIGKILL')
+    await redis.stop()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+async function redisBenchmark(binary: string, port: number, scenario: Scenario): Promise<Run> {
+  const args = ['-p', String(port), '-c', '50', '-n', String(scenario.requests), '-t', scenario.test, '--csv']
+  if (scenario.pipeline > 1) args.push('-P', String(scenario.pipeline))
+  if (scenario.keyspace !== undefined) args.push('-r', String(scenario.keyspace))
+  const output = await new Promise<string>((resolve, reject) => {
+    const child = spawn(binary, args)
+    let stdout = ''
+    child.stdout.setEncoding('utf8').on('data', (text: string) => {
+      stdout += text
+    })
+    child.on('error', reject)
+    child.on('close', (code) =>
+      code === 0 ? resolve(stdout) : reject(new Error(`redis-benchmark exited ${code}`)),
+    )
+  })
+  // "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
+  const cells = (output.trim().split('\n')[1] ?? '')
+    .split(',')
+    .map((cell) => Number(cell.replaceAll('"', '')))
+  return { rps: cells[1] ?? 0, p50: cells[4] ?? 0, p99: cells[6] ?? 0 }
+}
+
+function median(values: number[]): number {
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  )
+}
+
+function summarize(runs: Run[]): Run {
+  return {
+    rps: median(runs.map((run) => run.rps)),
+    p50: median(runs.map((run) => run.p50)),
+    p99: median(runs.map((run) => run.p99)),
+  }
+}
+
+function format(run: Run): string {
+  return `${Math.round(run.rps).toLocaleString('en-US')} req/s, p50 ${run.p50.toFixed(3)} ms, p99 ${run.p99.toFixed(3)} ms`
+}
+
+interface MemoryFigures {
+  idle: number
+  loaded: number
+  perConnection: number
+}
+
+// RSS of each proxy before and after IDLE_CONNECTIONS clients connect and send one PING each.
+async function idleMemory(
+  ports: Record<'heatsink' | 'nutcracker', number>,
+  pids: Record<'heatsink' | 'nutcracker', number>,
+): Promise<Record<'heatsink' | 'nutcracker', MemoryFigures>> {
+  const result = {} as Record<'heatsink' | 'nutcracker', MemoryFigures>
+  for (const target of ['heatsink', 'nutcracker'] as const) {
+    const idle = rss(pids[target])
+    const sockets: Socket[] = []
+    try {
+      for (let i = 0; i < IDLE_CONNECTIONS; i += 500) {
+        const batch = Array.from({ length: Math.min(500, IDLE_CONNECTIONS - i) }, () =>
+          openIdle(ports[target]),
+        )
+        sockets.push(...(await Promise.all(batch)))
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+      const loaded = rss(pids[target])
+      result[target] = { idle, loaded, perConnection: (loaded - idle) / IDLE_CONNECTIONS }
+    } finally {
+      for (const socket of sockets) socket.destroy()
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500))
+  }
+  return result
+}
+
+function openIdle(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ port, host: '127.0.0.1' })
+    socket.setTimeout(5000, () => {
+      socket.destroy()
+      reject(new Error(`no PONG from port ${port} within 5 s`))
+    })
+    socket.once('error', reject)
+    socket.once('connect', () => {
+      socket.write('*1\r\n$4\r\nPING\r\n')
+      socket.once('data', () => {
+        socket.setTimeout(0)
+        resolve(socket)
+      })
+    })
+  })
+}
+
+function rss(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const match = /^VmRSS:\s+(\d+) kB/m.exec(status)
+  return Number(match?.[1] ?? 0) * 1024
+}
+
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`
+const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`
+
+async function waitForPort(port: number): Promise<void> {
+  const deadline = Date.now() + 15_000
+  for (;;) {
+    try {
+      const socket = await openIdle(port)
+      socket.destroy()
+      return
+    } catch (error) {
+      if (Date.now() > deadline) throw error
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+}
+
+// The benchmark installs what it compares against when missing (the machines run Debian as root).
+function ensureDebianBinary(path: string, debianPackage: string): string {
+  if (existsSync(path)) return path
+  const install = () =>
+    execFileSync('apt-get', ['install', '-y', '--no-install-recommends', debianPackage], { stdio: 'inherit' })
+  try {
+    install()
+  } catch {
+    execFileSync('apt-get', ['update'], { stdio: 'inherit' })
+    install()
+  }
+  return path
+}
