@@ -144,7 +144,7 @@ export class ClientSession implements SessionControl {
   #receive(chunk: Buffer): void {
     if (this.#closing) return
     try {
-      this.#parser.feed(chunk, this.#onRequest)
+      this.#output.batch(() => this.#parser.feed(chunk, this.#onRequest))
     } catch (error) {
       if (!(error instanceof ProtocolError)) throw error
       this.#context.stats.protocolErrors++
@@ -210,9 +210,7 @@ export class ClientSession implements SessionControl {
         const key = spec !== undefined && spec.singleKey >= 0 ? args[spec.singleKey] : undefined
         if (key !== undefined) stats.countServed(key.toString())
         else stats.served++
-        const parts: Buffer[] = []
-        encodeReply(route.reply, parts)
-        this.#output.replyParts(parts)
+        this.#output.reply(cachedReplyBytes(route.reply))
         return
       }
       case 'deferred':
@@ -305,6 +303,21 @@ export class ClientSession implements SessionControl {
     this.#unpin()
     this.#context.onClose(this)
   }
+}
+
+// An L1 hit in one buffer: one small write instead of a writev of three parts. Large values keep their own buffer.
+function cachedReplyBytes(reply: unknown): Buffer {
+  if (Buffer.isBuffer(reply) && reply.length < 16_384) {
+    const header = `$${reply.length}\r\n`
+    const bytes = Buffer.allocUnsafe(header.length + reply.length + 2)
+    const at = bytes.write(header, 0, 'latin1')
+    reply.copy(bytes, at)
+    bytes.write('\r\n', at + reply.length, 'latin1')
+    return bytes
+  }
+  const parts: Buffer[] = []
+  encodeReply(reply, parts)
+  return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts)
 }
 
 /** A request waiting its turn; `afterDrain` when it may run only once every earlier reply was written. */

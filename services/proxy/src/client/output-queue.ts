@@ -85,7 +85,9 @@ export class OutputQueue {
   readonly #limitBytes: number
   readonly #onOverflow: () => void
   #heldBytes = 0
-  #corked = false
+  // Corked until the next turn (replies that arrive from the backend), or for one parsed chunk (batch()).
+  #corkedForTurn = false
+  #corkedForBatch = false
   /** Called each time the last pending reply has been written. */
   onDrained: (() => void) | undefined
 
@@ -113,17 +115,6 @@ export class OutputQueue {
     else this.reserve().complete(bytes)
   }
 
-  /** A complete reply in parts (a header, a cached value, CRLF), without joining them. */
-  replyParts(parts: readonly Buffer[]): void {
-    if (this.#slots.length === 0) {
-      for (const part of parts) this.write(part)
-      return
-    }
-    const slot = this.reserve()
-    for (const part of parts) slot.push(part)
-    slot.finish()
-  }
-
   /** Replies reserved and not yet fully written. */
   get pending(): number {
     return this.#slots.length
@@ -136,8 +127,8 @@ export class OutputQueue {
   write(bytes: Buffer): void {
     const socket = this.#socket
     if (socket.destroyed) return
-    if (!this.#corked) {
-      this.#corked = true
+    if (!this.#corkedForTurn && !this.#corkedForBatch) {
+      this.#corkedForTurn = true
       socket.cork()
       process.nextTick(this.#uncork)
     }
@@ -168,9 +159,24 @@ export class OutputQueue {
     this.onDrained?.()
   }
 
+  /**
+   * Runs `work` (the requests of one chunk a client sent) with the socket corked, and writes what it answered at
+   * once in one write: a request answered from L1 leaves before the event loop moves on.
+   */
+  batch(work: () => void): void {
+    this.#corkedForBatch = true
+    this.#socket.cork()
+    try {
+      work()
+    } finally {
+      this.#corkedForBatch = false
+      this.#socket.uncork()
+    }
+  }
+
   // Bound once: the uncork of every event loop turn allocates no closure.
   readonly #uncork = (): void => {
-    this.#corked = false
+    this.#corkedForTurn = false
     this.#socket.uncork()
   }
 }
