@@ -29,6 +29,7 @@ export class AgentRole implements SoakProcess {
   static async start(name: string, env: Record<string, string>): Promise<AgentRole> {
     const child = fork(new URL('./agent-worker.js', import.meta.url), [], {
       env: { ...process.env, ...env },
+      execArgv: ['--expose-gc'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     })
     await new Promise<void>((resolve, reject) => {
