@@ -2,6 +2,7 @@ import { registryEntry } from '@heatsink/agent/testing'
 import {
   createNames,
   encodeRegistryEvent,
+  encodeTuning,
   STREAM_FIELD,
   signRegistryMessage,
   WIRE_VERSION,
@@ -130,6 +131,18 @@ describe('garbage and forged messages on every stream, channel and key Heatsink 
     ]
     for (const message of garbage) await admin.publish(names.registryChannel, message)
     for (const message of garbage) await admin.publish(names.invalidationChannel, message)
+    for (const message of garbage) await admin.publish(names.tuningChannel, message)
+    // A tuning message asking every agent to report every key: well-formed, unsigned.
+    const forgedTuning = encodeTuning({
+      v: WIRE_VERSION,
+      kind: 'tuning',
+      at: Date.now(),
+      activeAgents: 1,
+      reportFloor: 1,
+      watch: [`${redis.namespace}:forged-watch`],
+      watchWindows: 3600,
+    })
+    await admin.publish(names.tuningChannel, forgedTuning)
     await admin.publish(names.registryChannel, forgedEvent(null))
     await admin.publish(names.registryChannel, forgedEvent('not-the-registry-key-0123456789abcdef'))
     // The stampede guard's wake-ups and Redis's own tracking channel carry bare key names: a stray one only makes
@@ -139,9 +152,12 @@ describe('garbage and forged messages on every stream, channel and key Heatsink 
 
     await until(
       'garbage counted',
-      () => agent.stats().badMessages >= before.badMessages + 2 * garbage.length + 2,
+      () => agent.stats().badMessages >= before.badMessages + 3 * garbage.length + 3,
     )
-    expect(agent.stats().forgedMessages).toBe(before.forgedMessages + 2)
+    // Two registry events and one tuning message, refused for their MAC; the replica's own signed tuning applies.
+    expect(agent.stats().forgedMessages).toBe(before.forgedMessages + 3)
+    expect(agent.stats().reportFloor).toBeGreaterThan(1)
+    expect(agent.stats().watchedKeys).toBe(before.watchedKeys)
     expect(agent.stats().registryVersion).toBe(before.registryVersion)
     expect(agent.mitigation(`${redis.namespace}:forged`)).toBeUndefined()
     expect(agent.mitigation(cached)).toBe('local_cache')
