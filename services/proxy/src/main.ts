@@ -20,6 +20,7 @@ try {
 const log = pino({ name: 'heatsink-proxy', level: config.logLevel })
 const { proxy, port } = await createProxy({
   backend: config.backend,
+  cluster: config.cluster,
   backendTls:
     config.backendTlsCaFile === undefined ? undefined : { ca: readFileSync(config.backendTlsCaFile) },
   port: config.port,

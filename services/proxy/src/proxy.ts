@@ -1,17 +1,20 @@
 import { createServer, type Server, type Socket } from 'node:net'
 import type { ConnectionOptions } from 'node:tls'
 import { type Agent, type AgentOptions, createAgent } from '@heatsink/agent'
-import { Redis } from 'ioredis'
+import { Cluster, Redis } from 'ioredis'
 import { type BackendAddress, parseBackendUrl } from './backend/backend-address.js'
 import { BackendPool } from './backend/backend-pool.js'
 import { ClientSession, type SessionContext } from './client/client-session.js'
 import { ProxyUsers } from './client/proxy-users.js'
+import { ClusterBackend } from './cluster/cluster-backend.js'
 import { ProxyStats } from './proxy-stats.js'
 
 /** Options of createProxy. */
 export interface ProxyOptions {
   /** The backend Redis: `redis://[user:password@]host[:port][/db]`, or `rediss://` for TLS. */
   backend: string
+  /** The backend is a Redis Cluster and `backend` one of its nodes: requests go to the master of their slot. */
+  cluster?: boolean
   /** TLS options for a rediss:// backend (CA, client certificate...). */
   backendTls?: ConnectionOptions
   /** Port to listen on; default 6380, 0 for any free port. */
@@ -47,7 +50,8 @@ export class RespProxy {
   readonly #context: SessionContext
   readonly #maxClients: number
   // The agent's client when the proxy made it (TLS options), closed with the proxy.
-  readonly #agentClient: Redis | undefined
+  readonly #agentClient: Redis | Cluster | undefined
+  readonly #cluster: ClusterBackend | undefined
   #nextId = 1
   #closing: Promise<void> | undefined
 
@@ -55,9 +59,17 @@ export class RespProxy {
     const address: BackendAddress = parseBackendUrl(options.backend, options.backendTls)
     this.#maxClients = options.maxClients ?? 10_000
     this.#pool = new BackendPool(address, options.sharedConnections ?? 4)
-    // With TLS options the agent's connections need them too: the proxy makes the agent's client itself.
-    this.#agentClient =
-      options.backendTls === undefined ? undefined : new Redis(options.backend, { tls: options.backendTls })
+    // With TLS options or a Cluster the proxy makes the agent's client itself: the agent's Cluster client also keeps
+    // the slot table the proxy routes by.
+    if (options.cluster === true) {
+      const cluster = new Cluster([{ host: address.host, port: address.port }], {
+        redisOptions: { username: address.username, password: address.password, tls: address.tls },
+      })
+      this.#agentClient = cluster
+      this.#cluster = new ClusterBackend(cluster, address, options.sharedConnections ?? 4)
+    } else if (options.backendTls !== undefined) {
+      this.#agentClient = new Redis(options.backend, { tls: options.backendTls })
+    }
     this.agent = createAgent({
       ...options.heatsink,
       redis: this.#agentClient ?? options.backend,
@@ -65,6 +77,7 @@ export class RespProxy {
     this.#context = {
       agent: this.agent,
       pool: this.#pool,
+      cluster: this.#cluster,
       users: new ProxyUsers(options.passwords ?? new Map()),
       backendDb: address.db,
       outputLimitBytes: options.clientOutputLimitBytes ?? 256 * 1024 * 1024,
@@ -98,7 +111,7 @@ export class RespProxy {
 
   /** Backend connections open now. */
   get backendConnections(): number {
-    return this.#pool.openConnections
+    return this.#pool.openConnections + (this.#cluster?.openConnections ?? 0)
   }
 
   /**
@@ -119,6 +132,7 @@ export class RespProxy {
     for (const session of this.#sessions) session.destroy()
     await stopped
     this.#pool.close()
+    this.#cluster?.close()
     await this.agent.close()
     this.#agentClient?.disconnect()
   }

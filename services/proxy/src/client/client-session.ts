@@ -1,8 +1,12 @@
 import type { Socket } from 'node:net'
 import { type Agent, ConnectionState } from '@heatsink/agent'
-import { isBlocking, lookupCommand } from '@heatsink/commands'
+import { type CommandSpec, isBlocking, lookupCommand } from '@heatsink/commands'
 import type { BackendConnection } from '../backend/backend-connection.js'
 import type { BackendPool } from '../backend/backend-pool.js'
+import type { ReplySink } from '../backend/reply-sink.js'
+import type { ClusterBackend } from '../cluster/cluster-backend.js'
+import { CROSSSLOT, MergeSinks, slotsOf, splitBySlot } from '../cluster/cross-slot.js'
+import { RedirectSink } from '../cluster/redirect-sink.js'
 import { ProtocolError } from '../errors.js'
 import type { ProxyStats } from '../proxy-stats.js'
 import { encodeReply, errorReply } from '../resp/reply-codec.js'
@@ -17,6 +21,8 @@ import { SettledSink, settleDeferred } from './routed-sinks.js'
 export interface SessionContext {
   readonly agent: Agent
   readonly pool: BackendPool
+  /** Set when the backend is a Redis Cluster: requests go to the master of their keys' slot. */
+  readonly cluster: ClusterBackend | undefined
   readonly users: ProxyUsers
   /** The database the backend URL selects: the one the agent's registry and L1 describe. */
   readonly backendDb: number
@@ -137,7 +143,7 @@ export class ClientSession implements SessionControl {
    */
   switchProtocol(version: 2 | 3): void {
     this.#resp3 = version === 3
-    const backend = this.#ensurePinned()
+    const backend = this.#ensurePinned(0)
     backend.send(encodeRequest(['HELLO', String(version)]), this.#output.reserve())
   }
 
@@ -183,26 +189,26 @@ export class ClientSession implements SessionControl {
     const args = request.args
     const spec = lookupCommand(name)
     if (SUBSCRIBE_COMMANDS.has(name)) {
-      this.#ensurePinned()
+      this.#ensurePinned(0)
       this.#whenDrained(() => this.#startTunnel(request))
       return
     }
     if (this.#pinned === undefined && spec !== undefined) {
       if (spec.transaction || isBlocking(spec, args) || name === 'select') {
-        // Pinned first, so that the request runs on the new connection once the replies before it are in.
-        this.#ensurePinned()
+        // Pinned first, so that the request runs on the new connection once the replies before it are in. On a
+        // Cluster, to the master of the command's first key (a transaction must keep to one slot's master).
+        this.#ensurePinned(slotsOf(spec, args)[0] ?? 0)
         this.#whenDrained(() => this.#dispatch(request))
         return
       }
     }
     if (name === 'select') this.#db = Number(args[0]?.toString())
-    const backend = this.#backend()
     const route =
       this.#resp3 || this.#db !== this.#context.backendDb
         ? undefined
         : this.#context.agent.router.route(name, args, this.#state, false)
     if (route === undefined) {
-      backend.send(request.raw, this.#output.reserve())
+      this.#send(spec, name, args, request.raw, this.#output.reserve())
       return
     }
     switch (route.kind) {
@@ -213,15 +219,17 @@ export class ClientSession implements SessionControl {
         this.#output.reply(cachedReplyBytes(route.reply))
         return
       }
-      case 'deferred':
-        settleDeferred(route.reply, this.#output.reserve(), spec?.access === 'write', request.raw, () =>
-          this.#backend(),
+      case 'deferred': {
+        const slot = this.#output.reserve()
+        settleDeferred(route.reply, slot, spec?.access === 'write', () =>
+          this.#send(spec, name, args, request.raw, slot),
         )
         return
+      }
       case 'send': {
-        const bytes =
-          route.args === undefined ? request.raw : encodeRequest([request.name, ...(route.args as Buffer[])])
-        backend.send(bytes, new SettledSink(this.#output.reserve(), route.settle))
+        const sent = (route.args as Buffer[] | undefined) ?? args
+        const bytes = route.args === undefined ? request.raw : encodeRequest([request.name, ...sent])
+        this.#send(spec, name, sent, bytes, new SettledSink(this.#output.reserve(), route.settle))
         return
       }
     }
@@ -267,18 +275,57 @@ export class ClientSession implements SessionControl {
   }
 
   #startTunnel(request: Request): void {
-    const pinned = this.#ensurePinned()
+    const pinned = this.#ensurePinned(0)
     this.#tunnel = true
     pinned.tunnel((chunk) => this.#output.write(chunk))
     pinned.writeRaw(request.raw)
   }
 
-  #ensurePinned(): BackendConnection {
-    this.#pinned ??= this.#context.pool.dedicated(() => {
-      // The connection's state (a transaction, subscriptions, the database) is gone: so is the client's.
+  #ensurePinned(slot: number): BackendConnection {
+    // The connection's state (a transaction, subscriptions, the database) is gone: so is the client's.
+    const onLost = () => {
       if (this.#pinned !== undefined) this.#socket.destroy()
-    })
+    }
+    const cluster = this.#context.cluster
+    this.#pinned ??=
+      cluster === undefined ? this.#context.pool.dedicated(onLost) : cluster.dedicated(slot, onLost)
     return this.#pinned
+  }
+
+  /**
+   * Sends a request: on the client's own connection when it has one; else on its shared connection, on a Cluster
+   * the one to the master of the keys' slot, following redirects; a multi-key command over several slots is split
+   * by slot and its replies merged (MGET, MSET, DEL, EXISTS, UNLINK, TOUCH), any other gets CROSSSLOT.
+   */
+  #send(spec: CommandSpec | undefined, name: string, args: Buffer[], bytes: Buffer, sink: ReplySink): void {
+    const cluster = this.#context.cluster
+    if (this.#pinned !== undefined) {
+      this.#pinned.send(bytes, sink)
+      return
+    }
+    if (cluster === undefined) {
+      this.#context.pool.shared(this.#sharedIndex).send(bytes, sink)
+      return
+    }
+    const slots = slotsOf(spec, args)
+    if (slots.length <= 1) {
+      // Commands without keys go to the master of slot 0.
+      cluster
+        .shared(slots[0] ?? 0, this.#sharedIndex)
+        .send(bytes, new RedirectSink(sink, bytes, cluster, this.#sharedIndex))
+      return
+    }
+    const parts = splitBySlot(name, args)
+    if (parts === undefined) {
+      sink.data(CROSSSLOT)
+      sink.end()
+      return
+    }
+    const merge = new MergeSinks(name, parts, sink)
+    parts.forEach((part, i) => {
+      const connection = cluster.shared(part.slot, this.#sharedIndex)
+      connection.send(part.request, new RedirectSink(merge.part(i), part.request, cluster, this.#sharedIndex))
+    })
   }
 
   #unpin(): void {
@@ -286,10 +333,6 @@ export class ClientSession implements SessionControl {
     this.#pinned = undefined
     this.#tunnel = false
     pinned?.close()
-  }
-
-  #backend(): BackendConnection {
-    return this.#pinned ?? this.#context.pool.shared(this.#sharedIndex)
   }
 
   #overflow(): void {

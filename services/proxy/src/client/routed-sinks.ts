@@ -1,5 +1,4 @@
 import { FALL_THROUGH } from '@heatsink/agent'
-import type { BackendConnection } from '../backend/backend-connection.js'
 import type { ReplySink } from '../backend/reply-sink.js'
 import { decodeReply, encodeReply, errorReply, ReplyError, StatusReply } from '../resp/reply-codec.js'
 import type { ReplySlot } from './output-queue.js'
@@ -45,19 +44,18 @@ export class SettledSink implements ReplySink {
 
 /**
  * Answers `slot` with what a deferred route resolves to (an L1 fill, a coalesced read, a split key's aggregate);
- * a route that falls through is sent to Redis after all, on `backend()` at that moment.
+ * a route that falls through is sent to Redis after all (`send`).
  */
 export function settleDeferred(
   reply: Promise<unknown>,
   slot: ReplySlot,
   write: boolean,
-  raw: Buffer,
-  backend: () => BackendConnection,
+  send: () => void,
 ): void {
   reply.then(
     (value) => slot.complete(replyBytes(value, write)),
     (error: unknown) => {
-      if (error === FALL_THROUGH) backend().send(raw, slot)
+      if (error === FALL_THROUGH) send()
       else slot.complete(errorReply(error instanceof Error ? error.message : String(error)))
     },
   )

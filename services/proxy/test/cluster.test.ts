@@ -1,0 +1,149 @@
+import { publishRegistry } from '@heatsink/agent/testing'
+import { type RedisCluster, startRedisCluster } from '@heatsink/devservices'
+import { createNames } from '@heatsink/protocol'
+import calculateSlot from 'cluster-key-slot'
+import { Cluster, Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ensureDebianPackage } from './support/debian-package.js'
+import { commandCalls, startProxy, waitFor } from './support/proxy-fixture.js'
+import { runProgram } from './support/run-program.js'
+
+let servers: RedisCluster | undefined
+const admins: Array<Redis | Cluster> = []
+
+beforeAll(async () => {
+  servers = await startRedisCluster({ masters: 3 })
+}, 60_000)
+
+afterAll(async () => {
+  for (const admin of admins) admin.disconnect()
+  await servers?.stop()
+})
+
+function seed(): string {
+  const first = servers?.nodes[0]
+  if (first === undefined) throw new Error('no cluster')
+  return `redis://${first.host}:${first.port}`
+}
+
+function node(address: string): Redis {
+  const [host, port] = address.split(':')
+  const client = new Redis({ host, port: Number(port) })
+  admins.push(client)
+  return client
+}
+
+async function direct(): Promise<Cluster> {
+  const client = new Cluster(servers?.nodes ?? [])
+  admins.push(client)
+  await new Promise((resolve) => client.once('ready', resolve))
+  return client
+}
+
+/** Keys named `<prefix><n>` whose slots are on every master, one per master. */
+function keysOnEveryMaster(client: Cluster, prefix: string): string[] {
+  const byOwner = new Map<string, string>()
+  for (let n = 0; byOwner.size < 3; n++) {
+    const key = `${prefix}${n}`
+    const owner = client.slots[calculateSlot(key)]?.[0] as string
+    if (!byOwner.has(owner)) byOwner.set(owner, key)
+  }
+  return [...byOwner.values()]
+}
+
+describe('the proxy in front of a Redis Cluster, behind one address', () => {
+  it('routes each key to its master, and splits MGET, MSET, DEL and EXISTS across slots, merging the replies', async () => {
+    const { client, namespace } = await startProxy(seed(), { cluster: true })
+    const c = client()
+    const all = await direct()
+    const keys = keysOnEveryMaster(all, `${namespace}:k`)
+    for (const key of keys) expect(await c.set(key, `v-${key}`)).toBe('OK')
+    for (const key of keys) expect(await all.get(key)).toBe(`v-${key}`)
+    expect(await c.mget(...keys, `${namespace}:missing`)).toEqual([...keys.map((key) => `v-${key}`), null])
+    expect(await c.mset(Object.fromEntries(keys.map((key) => [key, 'm'])))).toBe('OK')
+    expect(await c.mget(...keys)).toEqual(keys.map(() => 'm'))
+    expect(await c.exists(...keys, `${namespace}:missing`)).toBe(3)
+    expect(await c.del(...keys)).toBe(3)
+    expect(await c.exists(...keys)).toBe(0)
+  })
+
+  it("answers other commands across slots with Redis' CROSSSLOT error, and runs them within one slot", async () => {
+    const { client, namespace } = await startProxy(seed(), { cluster: true })
+    const c = client()
+    const keys = keysOnEveryMaster(await direct(), `${namespace}:s`)
+    await expect(c.sunion(...keys)).rejects.toThrow("CROSSSLOT Keys in request don't hash to the same slot")
+    await c.sadd(`{${namespace}}:a`, 'x')
+    await c.sadd(`{${namespace}}:b`, 'y')
+    expect((await c.sunion(`{${namespace}}:a`, `{${namespace}}:b`)).sort()).toEqual(['x', 'y'])
+    expect(await c.multi().incr(`{${namespace}}:n`).incr(`{${namespace}}:n`).exec()).toEqual([
+      [null, 1],
+      [null, 2],
+    ])
+  })
+
+  it('follows ASK while a slot migrates and MOVED once it has moved: the client sees only the value', async () => {
+    const { client, namespace } = await startProxy(seed(), { cluster: true })
+    const c = client()
+    const all = await direct()
+    const key = `${namespace}:moving`
+    await c.set(key, 'before')
+    const slot = calculateSlot(key)
+    const from = all.slots[slot]?.[0] as string
+    const to = all.slots.find((owners) => owners[0] !== from)?.[0] as string
+    const source = node(from)
+    const target = node(to)
+    const sourceId = await source.cluster('MYID')
+    const targetId = await target.cluster('MYID')
+    const [toHost, toPort] = to.split(':') as [string, string]
+    await target.cluster('SETSLOT', slot, 'IMPORTING', sourceId)
+    await source.cluster('SETSLOT', slot, 'MIGRATING', targetId)
+    await source.migrate(toHost, toPort, '', 0, 5000, 'KEYS', key)
+    // Migrating: the old master answers ASK for the key it no longer holds.
+    expect(await c.get(key)).toBe('before')
+    for (const address of (servers?.nodes ?? []).map((n) => `${n.host}:${n.port}`)) {
+      await node(address).cluster('SETSLOT', slot, 'NODE', targetId)
+    }
+    // Moved: the old master answers MOVED until the proxy's slot table is refreshed.
+    expect(await c.get(key)).toBe('before')
+    expect(await c.set(key, 'after')).toBe('OK')
+    expect(await target.get(key)).toBe('after')
+  })
+
+  it('serves a local_cache key from L1 without reaching its master', async () => {
+    const { client, namespace, proxy } = await startProxy(seed(), { cluster: true })
+    const all = await direct()
+    const key = `${namespace}:hot`
+    await all.set(key, 'value')
+    await publishRegistry(all, createNames(namespace), { key })
+    await waitFor(() => proxy.agent.mitigation(key) === 'local_cache', 'the promotion')
+    const c = client()
+    expect(await c.get(key)).toBe('value')
+    const master = node(all.slots[calculateSlot(key)]?.[0] as string)
+    const before = await commandCalls(master, 'get')
+    for (let i = 0; i < 500; i++) expect(await c.get(key)).toBe('value')
+    expect(await commandCalls(master, 'get')).toBe(before)
+  })
+
+  it.each([[[]], [['-P', '16']]])(
+    'completes every redis-benchmark default test with no error (%j)',
+    async (extra) => {
+      const benchmark = ensureDebianPackage('/usr/bin/redis-benchmark', 'redis-tools')
+      const { port } = await startProxy(seed(), { cluster: true })
+      const { stdout, stderr, code } = await runProgram(benchmark, [
+        '-p',
+        String(port),
+        '-n',
+        '2000',
+        '-c',
+        '20',
+        '--csv',
+        ...extra,
+      ])
+      expect(stderr).not.toMatch(/error/i)
+      expect(code).toBe(0)
+      const rows = stdout.trim().split('\n').slice(1)
+      expect(rows).toHaveLength(20)
+      for (const row of rows) expect(Number(row.split('","')[1])).toBeGreaterThan(0)
+    },
+  )
+})
