@@ -77,6 +77,10 @@ const Environment = z.object({
     (n) => Number.isInteger(n) && n >= 1 && n <= 64,
   ),
   HEATSINK_PROXY_BACKEND_TLS_CA_FILE: text,
+  HEATSINK_PROXY_WORKERS: numeric(
+    'an integer from 1 to 256',
+    (n) => Number.isInteger(n) && n >= 1 && n <= 256,
+  ),
   HEATSINK_PROXY_CLUSTER: matching("'true' or 'false'", (raw) => raw === 'true' || raw === 'false'),
   HEATSINK_NAMESPACE: matching("1 to 64 characters of A-Z, a-z, 0-9, '_', '.', ':' or '-'", isNamespace),
   HEATSINK_AGENT_ID: matching('1 to 128 characters', (raw) => raw.length <= 128),
@@ -120,6 +124,7 @@ export function loadProxyConfig(env: Record<string, string | undefined>) {
     sharedConnections: e.HEATSINK_PROXY_BACKEND_CONNECTIONS ?? 4,
     backendTlsCaFile: e.HEATSINK_PROXY_BACKEND_TLS_CA_FILE,
     cluster: e.HEATSINK_PROXY_CLUSTER === 'true',
+    workers: e.HEATSINK_PROXY_WORKERS ?? 1,
     namespace: e.HEATSINK_NAMESPACE,
     agentId: e.HEATSINK_AGENT_ID ?? `proxy-${hostname()}-${process.pid}`,
     registryKey: e.HEATSINK_REGISTRY_KEY,

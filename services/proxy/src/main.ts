@@ -1,11 +1,11 @@
-import { readFileSync } from 'node:fs'
-import { pino } from 'pino'
+import cluster from 'node:cluster'
 import { loadProxyConfig } from './config.js'
 import { ConfigError } from './errors.js'
-import { createMetricsServer } from './metrics-server.js'
-import { createProxy } from './proxy.js'
+import { serve } from './serve.js'
 
 // The process entry: `node services/proxy/dist/main.js`, configured by environment variables (docs/operations.md).
+// With HEATSINK_PROXY_WORKERS above 1 this process forks that many workers sharing the RESP port and passes
+// SIGTERM on to them; it exits once they all have, with the first non-zero exit code of theirs.
 
 let config: ReturnType<typeof loadProxyConfig>
 try {
@@ -17,72 +17,27 @@ try {
   process.exit(2)
 }
 
-const log = pino({ name: 'heatsink-proxy', level: config.logLevel })
-const { proxy, port } = await createProxy({
-  backend: config.backend,
-  cluster: config.cluster,
-  backendTls:
-    config.backendTlsCaFile === undefined ? undefined : { ca: readFileSync(config.backendTlsCaFile) },
-  port: config.port,
-  host: config.host,
-  passwords: config.passwords,
-  sharedConnections: config.sharedConnections,
-  maxClients: config.maxClients,
-  clientOutputLimitBytes: config.clientOutputLimitBytes,
-  heatsink: {
-    namespace: config.namespace,
-    agentId: config.agentId,
-    registryKey: config.registryKey,
-    windowMs: config.windowMs,
-    log: log.child({ component: 'agent' }),
-  },
-}).catch((error: unknown) => {
-  log.fatal({ err: error }, 'start failed')
-  process.exit(1)
-})
-const metrics = createMetricsServer(proxy)
-metrics.listen(config.metricsPort, config.host)
-log.info(
-  {
-    port,
-    host: config.host,
-    metricsPort: config.metricsPort,
-    agentId: config.agentId,
-    auth: config.passwords.size > 0,
-  },
-  'listening',
-)
-proxy.agent.ready().then(
-  () => log.info('agent ready'),
-  (error: unknown) => log.warn({ err: error }, 'agent not ready yet; serving pass-through meanwhile'),
-)
+if (config.workers <= 1) await serve(config)
+else if (cluster.isPrimary) superviseWorkers(config.workers)
+else await serve(config, Number(process.env.HEATSINK_PROXY_WORKER))
 
-let stopping = false
-function shutdown(signal: NodeJS.Signals): void {
-  if (stopping) {
-    log.warn({ signal }, 'second signal: exiting without a clean stop')
-    process.exit(1)
+function superviseWorkers(count: number): void {
+  let exitCode = 0
+  let stopping = false
+  for (let i = 0; i < count; i++) cluster.fork({ HEATSINK_PROXY_WORKER: String(i) })
+  cluster.on('exit', (_worker, code) => {
+    if (code !== 0 && exitCode === 0) exitCode = code ?? 1
+    // A worker that dies outside a shutdown takes the proxy down with it: the orchestrator restarts the whole.
+    if (!stopping) {
+      stopping = true
+      for (const other of Object.values(cluster.workers ?? {})) other?.process.kill('SIGTERM')
+    }
+    if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode)
+  })
+  const stop = (signal: NodeJS.Signals) => {
+    stopping = true
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal)
   }
-  stopping = true
-  const timeoutMs = config.shutdownTimeoutMs
-  log.info({ signal, timeoutMs, clients: proxy.clients }, 'draining')
-  // Whatever clients or a stalled Redis do, the process ends by this deadline.
-  setTimeout(() => {
-    log.error({ timeoutMs }, 'drain did not finish before the shutdown deadline; exiting')
-    process.exit(1)
-  }, timeoutMs).unref()
-  metrics.close()
-  // Clients get most of the deadline to take their last replies; the agent's close has the rest.
-  proxy.close(Math.max(0, timeoutMs - 2000)).then(
-    () => {
-      log.info('stopped')
-      process.exit(0)
-    },
-    (error: unknown) => {
-      log.error({ err: error }, 'stop failed')
-      process.exit(1)
-    },
-  )
+  process.on('SIGTERM', stop)
+  process.on('SIGINT', stop)
 }
-process.on('SIGTERM', shutdown)
-process.on('SIGINT', shutdown)

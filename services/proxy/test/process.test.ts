@@ -76,4 +76,37 @@ describe('node services/proxy/dist/main.js', () => {
     pusher.disconnect()
     client.disconnect()
   })
+
+  it('with HEATSINK_PROXY_WORKERS=2 runs two workers on one port, each its own agent, and stops both on SIGTERM', async () => {
+    const port = await freePort()
+    const metricsPort = await freePort()
+    const namespace = testNamespace()
+    const { child, output } = start({
+      REDIS_URL: redis().url,
+      PORT: String(port),
+      HEATSINK_PROXY_METRICS_PORT: String(metricsPort),
+      HEATSINK_NAMESPACE: namespace,
+      HEATSINK_AGENT_ID: 'multi',
+      HEATSINK_PROXY_WORKERS: '2',
+    })
+    await waitFor(
+      () => output().split('"msg":"agent ready"').length === 3,
+      'both workers to be ready',
+      20_000,
+    )
+    const clients = Array.from({ length: 8 }, () => new Redis({ port, maxRetriesPerRequest: 0 }))
+    for (const [i, client] of clients.entries()) expect(await client.echo(String(i))).toBe(String(i))
+    const admin = new Redis(redis().url)
+    const names = (await admin.client('LIST')) as string
+    expect(names).toContain('heatsink:report:multi-0')
+    expect(names).toContain('heatsink:report:multi-1')
+    for (const offset of [0, 1]) {
+      expect((await fetch(`http://127.0.0.1:${metricsPort + offset}/healthz`)).status).toBe(200)
+    }
+    for (const client of clients) client.disconnect()
+    child.kill('SIGTERM')
+    const [code] = await once(child, 'exit')
+    expect(code).toBe(0)
+    admin.disconnect()
+  })
 })
