@@ -92,7 +92,9 @@ export class BackendConnection {
     if (!this.#corked) {
       this.#corked = true
       this.#socket.cork()
-      process.nextTick(this.#uncork)
+      // After the poll phase, not the current callback: the requests of every client read in this turn of the
+      // event loop leave in one write to Redis.
+      setImmediate(this.#uncork)
     }
     this.#socket.write(bytes)
   }
