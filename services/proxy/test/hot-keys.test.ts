@@ -111,4 +111,38 @@ describe('hot keys through the proxy', () => {
       expect(await c.get(key)).toBe(String(i))
     }
   })
+
+  it('sends identical concurrent reads of a coalesce key from many client connections to Redis once', async () => {
+    const { client, proxy, namespace } = await startProxy(redis().url)
+    const direct = admin()
+    const key = `${namespace}:herd`
+    await direct.set(key, 'shared')
+    await publishRegistry(direct, createNames(namespace), { key, mitigation: 'coalesce' })
+    await waitFor(() => proxy.agent.mitigation(key) === 'coalesce', 'the promotion')
+    const clients = Array.from({ length: 40 }, () => client())
+    await Promise.all(clients.map((c) => c.ping()))
+    const gets = await commandCalls(direct, 'get')
+    // Redis is paused so that every read is in flight at once.
+    await direct.client('PAUSE', 300, 'ALL')
+    const replies = await Promise.all(clients.map((c) => c.get(key)))
+    expect(replies.every((reply) => reply === 'shared')).toBe(true)
+    // One GET for the herd (the first read may still be counted apart while the promotion settles).
+    expect((await commandCalls(direct, 'get')) - gets).toBeLessThanOrEqual(2)
+  })
+
+  it('shards a split key behind its logical name: counter writes spread, reads summed', async () => {
+    const { client, proxy, namespace } = await startProxy(redis().url)
+    const direct = admin()
+    const key = `${namespace}:likes`
+    await publishRegistry(direct, createNames(namespace), { key, mitigation: 'split', splitFactor: 4 })
+    await waitFor(() => proxy.agent.mitigation(key) === 'split', 'the promotion')
+    // Writes stay on the key for a moment while the layout reaches every agent.
+    await new Promise((resolve) => setTimeout(resolve, 2500))
+    const c = client()
+    for (let i = 0; i < 100; i++) await c.incr(key)
+    expect(await c.get(key)).toBe('100')
+    // The increments landed on several shards (`...:d:<key>`), not on the key Redis holds under that name.
+    expect((await direct.keys(`*:d:${key}`)).length).toBeGreaterThan(1)
+    expect(await direct.get(key)).not.toBe('100')
+  }, 15_000)
 })
