@@ -9,6 +9,7 @@ import type { RespProxy } from './proxy.js'
 export function createMetricsServer(proxy: RespProxy): Server {
   const registry = new Registry()
   const stats = proxy.stats
+  registry.registerMetric(stats.backendLatency)
   new Gauge({
     name: 'heatsink_proxy_clients',
     help: 'Client connections open',

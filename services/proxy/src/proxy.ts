@@ -55,18 +55,19 @@ export class RespProxy {
   #nextId = 1
   #closing: Promise<void> | undefined
 
-  constructor(options: ProxyOptions) {
+  /** `readyCluster`: the agent's Cluster client, connected (createProxy makes it when `options.cluster`). */
+  constructor(options: ProxyOptions, readyCluster?: Cluster) {
     const address: BackendAddress = parseBackendUrl(options.backend, options.backendTls)
     this.#maxClients = options.maxClients ?? 10_000
-    this.#pool = new BackendPool(address, options.sharedConnections ?? 4)
+    const latency = this.stats.backendLatency
+    const onLatency = (seconds: number) => latency.observe(seconds)
+    this.#pool = new BackendPool(address, options.sharedConnections ?? 4, onLatency)
     // With TLS options or a Cluster the proxy makes the agent's client itself: the agent's Cluster client also keeps
     // the slot table the proxy routes by.
     if (options.cluster === true) {
-      const cluster = new Cluster([{ host: address.host, port: address.port }], {
-        redisOptions: { username: address.username, password: address.password, tls: address.tls },
-      })
+      const cluster = readyCluster ?? clusterClient(address)
       this.#agentClient = cluster
-      this.#cluster = new ClusterBackend(cluster, address, options.sharedConnections ?? 4)
+      this.#cluster = new ClusterBackend(cluster, address, options.sharedConnections ?? 4, onLatency)
     } else if (options.backendTls !== undefined) {
       this.#agentClient = new Redis(options.backend, { tls: options.backendTls })
     }
@@ -151,12 +152,45 @@ export class RespProxy {
 
 /** Creates a proxy and starts listening; resolves once it accepts connections (the agent gets ready alongside). */
 export async function createProxy(options: ProxyOptions): Promise<{ proxy: RespProxy; port: number }> {
-  const proxy = new RespProxy(options)
+  // The agent takes a Cluster's masters from its slot table when it is made: the table must be loaded first,
+  // or the agent tracks (and fills L1 from) the seed node alone.
+  const cluster =
+    options.cluster === true
+      ? await connectedCluster(parseBackendUrl(options.backend, options.backendTls))
+      : undefined
+  const proxy = new RespProxy(options, cluster)
   try {
     const port = await proxy.listen(options.port ?? DEFAULT_PROXY_PORT, options.host ?? '127.0.0.1')
     return { proxy, port }
   } catch (error) {
     await proxy.close(0)
+    throw error
+  }
+}
+
+function clusterClient(address: BackendAddress): Cluster {
+  return new Cluster([{ host: address.host, port: address.port }], {
+    redisOptions: { username: address.username, password: address.password, tls: address.tls },
+  })
+}
+
+// A Cluster client once its slot table is loaded; rejects after 10 s (a seed node that is down or not a cluster).
+async function connectedCluster(address: BackendAddress): Promise<Cluster> {
+  const cluster = clusterClient(address)
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`no Redis Cluster answered at ${address.host}:${address.port} within 10 s`)),
+        10_000,
+      )
+      cluster.once('ready', () => {
+        clearTimeout(timer)
+        resolve()
+      })
+    })
+    return cluster
+  } catch (error) {
+    cluster.disconnect()
     throw error
   }
 }

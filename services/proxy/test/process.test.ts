@@ -62,6 +62,11 @@ describe('node services/proxy/dist/main.js', () => {
     const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
     expect(metrics).toContain('heatsink_proxy_commands_total{command="get"} 1')
     expect(metrics).toContain('heatsink_proxy_clients 1')
+    // One request in 32 is timed for the backend latency histogram.
+    for (let i = 0; i < 64; i++) await client.set(`${namespace}:k${i}`, 'v')
+    const later = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
+    const timed = /^heatsink_proxy_backend_latency_seconds_count (\d+)$/m.exec(later)
+    expect(Number(timed?.[1])).toBeGreaterThanOrEqual(2)
 
     // A blocked client's reply arrives during the drain; then the proxy closes the connection and exits.
     const blocked = client.blpop(`${namespace}:q`, 2)
@@ -89,19 +94,20 @@ describe('node services/proxy/dist/main.js', () => {
       HEATSINK_AGENT_ID: 'multi',
       HEATSINK_PROXY_WORKERS: '2',
     })
-    await waitFor(
-      () => output().split('"msg":"agent ready"').length === 3,
-      'both workers to be ready',
-      20_000,
-    )
+    await waitFor(() => output().split('"msg":"listening"').length === 3, 'both workers to listen', 20_000)
     const clients = Array.from({ length: 8 }, () => new Redis({ port, maxRetriesPerRequest: 0 }))
     for (const [i, client] of clients.entries()) expect(await client.echo(String(i))).toBe(String(i))
     const admin = new Redis(redis().url)
-    const names = (await admin.client('LIST')) as string
-    expect(names).toContain('heatsink:report:multi-0')
-    expect(names).toContain('heatsink:report:multi-1')
+    await waitFor(async () => {
+      const names = (await admin.client('LIST')) as string
+      return names.includes('heatsink:report:multi-0') && names.includes('heatsink:report:multi-1')
+    }, 'both workers’ agents on Redis')
     for (const offset of [0, 1]) {
-      expect((await fetch(`http://127.0.0.1:${metricsPort + offset}/healthz`)).status).toBe(200)
+      await waitFor(
+        async () => (await fetch(`http://127.0.0.1:${metricsPort + offset}/healthz`)).status === 200,
+        `worker ${offset} to be healthy`,
+        20_000,
+      )
     }
     for (const client of clients) client.disconnect()
     child.kill('SIGTERM')

@@ -19,13 +19,20 @@ export class BackendConnection {
   readonly #scanner = new ReplyScanner()
   readonly #waiting = new Denque<ReplySink>()
   readonly #onClose: (connection: BackendConnection) => void
+  readonly #onLatency: ((seconds: number) => void) | undefined
+  #sent = 0
   #corked = false
   #closed = false
   #tunnelTo: ((chunk: Buffer) => void) | undefined
   #failure: Error | undefined
 
-  constructor(address: BackendAddress, onClose: (connection: BackendConnection) => void = () => {}) {
+  constructor(
+    address: BackendAddress,
+    onClose: (connection: BackendConnection) => void = () => {},
+    onLatency?: (seconds: number) => void,
+  ) {
     this.#onClose = onClose
+    this.#onLatency = onLatency
     const options = { host: address.host, port: address.port }
     const socket =
       address.tls === undefined ? connectTcp(options) : connectTls({ ...options, ...address.tls })
@@ -65,7 +72,11 @@ export class BackendConnection {
       sink.fail(this.#lostError())
       return
     }
-    this.#send(bytes, sink)
+    const onLatency = this.#onLatency
+    this.#send(
+      bytes,
+      onLatency !== undefined && (++this.#sent & 31) === 0 ? new TimedSink(sink, onLatency) : sink,
+    )
   }
 
   /**
@@ -156,5 +167,30 @@ export class BackendConnection {
         cause: this.#failure,
       },
     )
+  }
+}
+
+// Times one request's round trip for the latency histogram.
+class TimedSink implements ReplySink {
+  readonly #inner: ReplySink
+  readonly #onLatency: (seconds: number) => void
+  readonly #start = performance.now()
+
+  constructor(inner: ReplySink, onLatency: (seconds: number) => void) {
+    this.#inner = inner
+    this.#onLatency = onLatency
+  }
+
+  data(bytes: Buffer): void {
+    this.#inner.data(bytes)
+  }
+
+  end(): void {
+    this.#onLatency((performance.now() - this.#start) / 1000)
+    this.#inner.end()
+  }
+
+  fail(error: Error): void {
+    this.#inner.fail(error)
   }
 }

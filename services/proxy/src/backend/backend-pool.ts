@@ -11,10 +11,12 @@ export class BackendPool {
   readonly #address: BackendAddress
   readonly #shared: Array<BackendConnection | undefined>
   readonly #dedicated = new Set<BackendConnection>()
+  readonly #onLatency: ((seconds: number) => void) | undefined
   #closed = false
 
-  constructor(address: BackendAddress, sharedConnections: number) {
+  constructor(address: BackendAddress, sharedConnections: number, onLatency?: (seconds: number) => void) {
     this.#address = address
+    this.#onLatency = onLatency
     this.#shared = new Array(sharedConnections).fill(undefined)
   }
 
@@ -27,19 +29,27 @@ export class BackendPool {
   shared(index: number): BackendConnection {
     const current = this.#shared[index]
     if (current?.usable) return current
-    const connection = new BackendConnection(this.#address, (closed) => {
-      if (this.#shared[index] === closed) this.#shared[index] = undefined
-    })
+    const connection = new BackendConnection(
+      this.#address,
+      (closed) => {
+        if (this.#shared[index] === closed) this.#shared[index] = undefined
+      },
+      this.#onLatency,
+    )
     this.#shared[index] = connection
     return connection
   }
 
   /** A new connection for one client alone; the client closes it. `onLost` when it closes or fails. */
   dedicated(onLost: () => void): BackendConnection {
-    const connection = new BackendConnection(this.#address, (closed) => {
-      this.#dedicated.delete(closed)
-      onLost()
-    })
+    const connection = new BackendConnection(
+      this.#address,
+      (closed) => {
+        this.#dedicated.delete(closed)
+        onLost()
+      },
+      this.#onLatency,
+    )
     this.#dedicated.add(connection)
     return connection
   }

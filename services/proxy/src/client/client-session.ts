@@ -14,7 +14,7 @@ import { encodeRequest, type Request, RequestParser } from '../resp/request-pars
 import { connectionCommandTiming, runConnectionCommand, type SessionControl } from './connection-commands.js'
 import { OutputQueue } from './output-queue.js'
 import type { ProxyUsers } from './proxy-users.js'
-import { NOAUTH } from './redis-replies.js'
+import { NOAUTH, OK } from './redis-replies.js'
 import { SettledSink, settleDeferred } from './routed-sinks.js'
 
 /** What every client session shares: the agent, the backend, the proxy's users and limits. */
@@ -57,6 +57,10 @@ export class ClientSession implements SessionControl {
   #resp3 = false
   #pinned: BackendConnection | undefined
   #tunnel = false
+  // On a Cluster, a MULTI answered here and not yet sent: it goes to the master of the first key that follows.
+  #deferredMulti: Buffer | undefined
+  // On a Cluster, the client's own connection is for one transaction only: the next may be on another master.
+  #transactionPin = false
   // Requests received while an earlier one waits for every reply before it (it moves the client to another
   // connection, or resets it); they run in order once it has.
   #held: Held[] | undefined
@@ -188,16 +192,32 @@ export class ClientSession implements SessionControl {
     }
     const args = request.args
     const spec = lookupCommand(name)
+    if (this.#deferredMulti !== undefined && this.#pinned === undefined && !spec?.transaction) {
+      // The transaction's first command names its master: MULTI is sent there first, then the command.
+      const multi = this.#deferredMulti
+      this.#ensurePinned(slotsOf(spec, args)[0] ?? 0)
+      this.#transactionPin = true
+      this.#whenDrained(() => {
+        this.#deferredMulti = undefined
+        this.#pinned?.send(multi, DISCARD_REPLY)
+        this.#dispatch(request)
+      })
+      return
+    }
     if (SUBSCRIBE_COMMANDS.has(name)) {
       this.#ensurePinned(0)
       this.#whenDrained(() => this.#startTunnel(request))
       return
+    }
+    if (this.#context.cluster !== undefined && this.#pinned === undefined && spec?.transaction === true) {
+      if (this.#clusterTransaction(name, args, request)) return
     }
     if (this.#pinned === undefined && spec !== undefined) {
       if (spec.transaction || isBlocking(spec, args) || name === 'select') {
         // Pinned first, so that the request runs on the new connection once the replies before it are in. On a
         // Cluster, to the master of the command's first key (a transaction must keep to one slot's master).
         this.#ensurePinned(slotsOf(spec, args)[0] ?? 0)
+        this.#transactionPin = this.#context.cluster !== undefined && spec.transaction
         this.#whenDrained(() => this.#dispatch(request))
         return
       }
@@ -209,6 +229,8 @@ export class ClientSession implements SessionControl {
         : this.#context.agent.router.route(name, args, this.#state, false)
     if (route === undefined) {
       this.#send(spec, name, args, request.raw, this.#output.reserve())
+      if (this.#transactionPin && (name === 'exec' || name === 'discard'))
+        this.#whenDrained(() => this.#endTransaction())
       return
     }
     switch (route.kind) {
@@ -230,6 +252,8 @@ export class ClientSession implements SessionControl {
         const sent = (route.args as Buffer[] | undefined) ?? args
         const bytes = route.args === undefined ? request.raw : encodeRequest([request.name, ...sent])
         this.#send(spec, name, sent, bytes, new SettledSink(this.#output.reserve(), route.settle))
+        if (this.#transactionPin && (name === 'exec' || name === 'discard'))
+          this.#whenDrained(() => this.#endTransaction())
         return
       }
     }
@@ -279,6 +303,35 @@ export class ClientSession implements SessionControl {
     this.#tunnel = true
     pinned.tunnel((chunk) => this.#output.write(chunk))
     pinned.writeRaw(request.raw)
+  }
+
+  /**
+   * MULTI, EXEC and DISCARD on a Cluster before the transaction has a master: MULTI is answered here and held
+   * until a keyed command names the master (Redis runs a transaction on one node); an EXEC or DISCARD before any
+   * command is answered as Redis would (an empty transaction). True when the request was handled here.
+   */
+  #clusterTransaction(name: string, args: Buffer[], request: Request): boolean {
+    const router = this.#context.agent.router
+    if (name === 'multi' && this.#deferredMulti === undefined) {
+      router.route(name, args, this.#state, false)
+      this.#deferredMulti = request.raw
+      this.reply(OK)
+      return true
+    }
+    if ((name === 'exec' || name === 'discard') && this.#deferredMulti !== undefined) {
+      this.#deferredMulti = undefined
+      router.route(name, args, this.#state, false)
+      this.reply(name === 'exec' ? EMPTY_ARRAY : OK)
+      return true
+    }
+    return false
+  }
+
+  // A Cluster transaction answered: back to the shared connections (the next one may be on another master).
+  #endTransaction(): void {
+    if (!this.#transactionPin) return
+    this.#transactionPin = false
+    this.#unpin()
   }
 
   #ensurePinned(slot: number): BackendConnection {
@@ -332,6 +385,7 @@ export class ClientSession implements SessionControl {
     const pinned = this.#pinned
     this.#pinned = undefined
     this.#tunnel = false
+    this.#transactionPin = false
     pinned?.close()
   }
 
@@ -362,6 +416,10 @@ function cachedReplyBytes(reply: unknown): Buffer {
   encodeReply(reply, parts)
   return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts)
 }
+
+const EMPTY_ARRAY = Buffer.from('*0\r\n')
+// The reply to a MULTI sent ahead of a transaction's first command: the client was answered already.
+const DISCARD_REPLY: ReplySink = { data() {}, end() {}, fail() {} }
 
 /** A request waiting its turn; `afterDrain` when it may run only once every earlier reply was written. */
 interface Held {

@@ -12,10 +12,17 @@ export class ClusterBackend {
   readonly #template: BackendAddress
   readonly #sharedConnections: number
   readonly #pools = new Map<string, BackendPool>()
+  readonly #onLatency: ((seconds: number) => void) | undefined
   #refreshing = false
 
-  constructor(cluster: Cluster, template: BackendAddress, sharedConnections: number) {
+  constructor(
+    cluster: Cluster,
+    template: BackendAddress,
+    sharedConnections: number,
+    onLatency?: (seconds: number) => void,
+  ) {
     this.#cluster = cluster
+    this.#onLatency = onLatency
     this.#template = template
     this.#sharedConnections = sharedConnections
   }
@@ -36,7 +43,7 @@ export class ClusterBackend {
         port: Number(node.slice(colon + 1)),
         db: 0,
       }
-      pool = new BackendPool(address, this.#sharedConnections)
+      pool = new BackendPool(address, this.#sharedConnections, this.#onLatency)
       this.#pools.set(node, pool)
     }
     return pool
