@@ -76,7 +76,7 @@ describe('node services/proxy/dist/main.js', () => {
     await pusher.rpush(`${namespace}:q`, 'last')
     expect(await blocked).toEqual([`${namespace}:q`, 'last'])
     const [code] = await once(child, 'exit')
-    expect(code).toBe(0)
+    expect(code, output()).toBe(0)
     expect(output()).toContain('"msg":"stopped"')
     pusher.disconnect()
     client.disconnect()
@@ -98,10 +98,14 @@ describe('node services/proxy/dist/main.js', () => {
     const clients = Array.from({ length: 8 }, () => new Redis({ port, maxRetriesPerRequest: 0 }))
     for (const [i, client] of clients.entries()) expect(await client.echo(String(i))).toBe(String(i))
     const admin = new Redis(redis().url)
-    await waitFor(async () => {
-      const names = (await admin.client('LIST')) as string
-      return names.includes('heatsink:report:multi-0') && names.includes('heatsink:report:multi-1')
-    }, 'both workers’ agents on Redis')
+    await waitFor(
+      async () => {
+        const names = (await admin.client('LIST')) as string
+        return names.includes('heatsink:report:multi-0') && names.includes('heatsink:report:multi-1')
+      },
+      'both workers’ agents on Redis',
+      20_000,
+    )
     for (const offset of [0, 1]) {
       await waitFor(
         async () => (await fetch(`http://127.0.0.1:${metricsPort + offset}/healthz`)).status === 200,
@@ -112,7 +116,7 @@ describe('node services/proxy/dist/main.js', () => {
     for (const client of clients) client.disconnect()
     child.kill('SIGTERM')
     const [code] = await once(child, 'exit')
-    expect(code).toBe(0)
+    expect(code, output()).toBe(0)
     admin.disconnect()
   })
 })

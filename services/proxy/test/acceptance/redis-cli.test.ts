@@ -65,7 +65,7 @@ SET other db1
 GET other
 SELECT 0
 GET other
-DBSIZE
+EXISTS other greeting
 CLIENT SETNAME cli
 CLIENT GETNAME
 `
