@@ -29,6 +29,21 @@ function start(env: Record<string, string>): { child: ChildProcess; output: () =
   return { child, output: () => output }
 }
 
+/** Starts the proxy on free ports in front of the private Redis, with a namespace of its own and `env` added. */
+async function startServing(env: Record<string, string>) {
+  const port = await freePort()
+  const metricsPort = await freePort()
+  const namespace = testNamespace()
+  const started = start({
+    REDIS_URL: redis().url,
+    PORT: String(port),
+    HEATSINK_PROXY_METRICS_PORT: String(metricsPort),
+    HEATSINK_NAMESPACE: namespace,
+    ...env,
+  })
+  return { ...started, port, metricsPort, namespace }
+}
+
 describe('node services/proxy/dist/main.js', () => {
   it('refuses a bad environment with a clear message and exit code 2', async () => {
     const { child, output } = start({ PORT: 'abc', REDIS_URL: redis().url })
@@ -40,14 +55,7 @@ describe('node services/proxy/dist/main.js', () => {
   })
 
   it('serves RESP, /healthz and /metrics, and drains on SIGTERM: a reply in flight is delivered, then exit 0', async () => {
-    const port = await freePort()
-    const metricsPort = await freePort()
-    const namespace = testNamespace()
-    const { child, output } = start({
-      REDIS_URL: redis().url,
-      PORT: String(port),
-      HEATSINK_PROXY_METRICS_PORT: String(metricsPort),
-      HEATSINK_NAMESPACE: namespace,
+    const { child, output, port, metricsPort, namespace } = await startServing({
       HEATSINK_SHUTDOWN_TIMEOUT_MS: '8000',
     })
     await waitFor(() => output().includes('"msg":"agent ready"'), 'the proxy to be ready', 15_000)
@@ -83,14 +91,7 @@ describe('node services/proxy/dist/main.js', () => {
   })
 
   it('with HEATSINK_PROXY_WORKERS=2 runs two workers on one port, each its own agent, and stops both on SIGTERM', async () => {
-    const port = await freePort()
-    const metricsPort = await freePort()
-    const namespace = testNamespace()
-    const { child, output } = start({
-      REDIS_URL: redis().url,
-      PORT: String(port),
-      HEATSINK_PROXY_METRICS_PORT: String(metricsPort),
-      HEATSINK_NAMESPACE: namespace,
+    const { child, output, port, metricsPort } = await startServing({
       HEATSINK_AGENT_ID: 'multi',
       HEATSINK_PROXY_WORKERS: '2',
     })
