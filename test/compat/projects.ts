@@ -8,7 +8,7 @@ import type { ClientName } from './src/provided.js'
  * The clients whose projects run. compat-agent and compat-agent-local-cache wait for `Redis` and `Cluster` in
  * @heatsink/agent: enable them by adding 'agent' and 'agent-local-cache' here.
  */
-export const ENABLED_CLIENTS: readonly ClientName[] = ['ioredis', 'agent', 'agent-local-cache']
+export const ENABLED_CLIENTS: readonly ClientName[] = ['ioredis', 'agent', 'agent-local-cache', 'proxy']
 
 const root = fileURLToPath(new URL('.', import.meta.url))
 const src = (file: string) => fileURLToPath(new URL(`./src/${file}`, import.meta.url))
@@ -16,7 +16,7 @@ const vendored = 'ioredis/test'
 
 // ioredis's helpers/mock_server.ts listens on fixed ports (scan_stream.ts's cluster test: 30001-30003), so
 // two compat projects must not run at once: each gets a group of its own, run one after the other.
-const GROUP_ORDER: Record<ClientName, number> = { ioredis: 0, agent: 1, 'agent-local-cache': 2 }
+const GROUP_ORDER: Record<ClientName, number> = { ioredis: 0, agent: 1, 'agent-local-cache': 2, proxy: 3 }
 
 function compatProject(client: ClientName): TestProjectInlineConfiguration {
   const base = heatsinkProject(`compat-${client}`)

@@ -1,9 +1,9 @@
 import { publishRegistry } from '@heatsink/agent/testing'
 import { type RedisCluster, startRedisCluster } from '@heatsink/devservices'
 import { createNames } from '@heatsink/protocol'
-import calculateSlot from 'cluster-key-slot'
 import { Cluster, Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { calculateSlot } from '../src/cluster/key-slot.js'
 import { runDefaultBenchmark } from './support/default-benchmark.js'
 import { commandCalls, startProxy, waitFor } from './support/proxy-fixture.js'
 

@@ -34,6 +34,15 @@ export const EXCLUSIONS: readonly Exclusion[] = [
     test: '*scanStream > hscanStream > should recognize `NOVALUES`',
     reason: 'HSCAN ... NOVALUES needs Redis 7.4; the Redis here is 7.0, which answers a syntax error',
   },
+  {
+    file: 'select.ts',
+    test: 'select > should be sent on the connect event',
+    reason:
+      'disconnects the moment SELECT is answered while the SUBSCRIBE it sent right after is still unanswered, ' +
+      'which passes only when both replies arrive in one read: against Redis on loopback they do, through the ' +
+      "proxy's extra hop they may not (seen 1 run in 3), and the SUBSCRIBE's rejection is then unhandled",
+    clients: ['proxy'],
+  },
   keyspaceListing('send_command.ts', 'send command > should support key prefixing'),
   keyspaceListing('send_command.ts', 'send command > should support key prefixing with multiple keys'),
   keyspaceListing('send_command.ts', 'send command > should support key prefixing for zunionstore'),
@@ -64,8 +73,9 @@ function keyspaceListing(file: string, test: string): Exclusion {
     reason:
       'lists the keyspace (KEYS * or SCAN) and expects only its own keys, but the agent keeps its report ' +
       'streams (heatsink:reports:<n>) in the same database, and the local-cache project publishes the ' +
-      'registry snapshot hash there too; measured: plain ioredis with that registration fails exactly these 8',
-    clients: ['agent', 'agent-local-cache'],
+      'registry snapshot hash there too; measured: plain ioredis with that registration fails exactly these 8. ' +
+      'The proxy is an agent too and keeps its report streams there the same way',
+    clients: ['agent', 'agent-local-cache', 'proxy'],
   }
 }
 
@@ -86,8 +96,9 @@ function serverMonitor(file: string, test: string): Exclusion {
     test,
     reason:
       "reads MONITOR at the server and expects only the test's own commands there; the agent's own commands " +
-      '(report XADDs, registry checks, invalidation PUBLISHes) show up among them',
-    clients: ['agent', 'agent-local-cache'],
+      '(report XADDs, registry checks, invalidation PUBLISHes) show up among them. Through the proxy MONITOR ' +
+      'is refused with an error (its backend connections are shared by many clients): measured, exactly these 7 fail',
+    clients: ['agent', 'agent-local-cache', 'proxy'],
   }
 }
 

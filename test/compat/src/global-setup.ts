@@ -16,6 +16,22 @@ export default async function setup(project: TestProject): Promise<() => Promise
     throw new Error(`${project.name}: something started listening at ${url} first; run again`)
   }
   const port = Number(new URL(redis.url).port)
-  project.provide('compatRedisPort', port)
-  return () => redis.stop()
+  if (project.config.provide?.compatClient !== 'proxy') {
+    project.provide('compatRedisPort', port)
+    return () => redis.stop()
+  }
+  // The proxy project: plain ioredis talks to the Heatsink proxy, which stands in front of the private server.
+  const { createProxy } = await import('@heatsink/proxy')
+  // autopipelining.ts reads a 600 x 1 MB pipeline: more than the proxy's default per-client output limit
+  // (256 MiB), which cuts off a client that does not keep up; Redis' own default for normal clients is no limit.
+  const { proxy, port: proxyPort } = await createProxy({
+    backend: redis.url,
+    port: 0,
+    clientOutputLimitBytes: 2 * 1024 ** 3,
+  })
+  project.provide('compatRedisPort', proxyPort)
+  return async () => {
+    await proxy.close(1000)
+    await redis.stop()
+  }
 }

@@ -1,5 +1,5 @@
 /** The clients a compat project can put under test; the project's `provide` names one. */
-export type ClientName = 'ioredis' | 'agent' | 'agent-local-cache'
+export type ClientName = 'ioredis' | 'agent' | 'agent-local-cache' | 'proxy'
 
 declare module 'vitest' {
   export interface ProvidedContext {

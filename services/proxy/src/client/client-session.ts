@@ -12,7 +12,7 @@ import type { ProxyStats } from '../proxy-stats.js'
 import { encodeReply, errorReply } from '../resp/reply-codec.js'
 import { encodeRequest, type Request, RequestParser } from '../resp/request-parser.js'
 import { connectionCommandTiming, runConnectionCommand, type SessionControl } from './connection-commands.js'
-import { OutputQueue } from './output-queue.js'
+import { OutputQueue, type ReplySlot } from './output-queue.js'
 import type { ProxyUsers } from './proxy-users.js'
 import { NOAUTH, OK } from './redis-replies.js'
 import { SettledSink, settleDeferred } from './routed-sinks.js'
@@ -57,6 +57,7 @@ export class ClientSession implements SessionControl {
   #resp3 = false
   #pinned: BackendConnection | undefined
   #tunnel = false
+  #tunnelSlot: ReplySlot | undefined
   // On a Cluster, a MULTI answered here and not yet sent: it goes to the master of the first key that follows.
   #deferredMulti: Buffer | undefined
   // On a Cluster, the client's own connection is for one transaction only: the next may be on another master.
@@ -177,8 +178,12 @@ export class ClientSession implements SessionControl {
       return
     }
     if (this.#tunnel) {
-      if (name === 'quit' || name === 'reset') runConnectionCommand(this, name, request)
-      else this.#pinned?.writeRaw(request.raw)
+      if (name === 'quit' || name === 'reset') {
+        // The subscription's stream ends here, so the answer can follow it.
+        this.#tunnelSlot?.finish()
+        this.#tunnelSlot = undefined
+        runConnectionCommand(this, name, request)
+      } else this.#pinned?.writeRaw(request.raw)
       return
     }
     const timing = connectionCommandTiming(name, request)
@@ -205,8 +210,13 @@ export class ClientSession implements SessionControl {
       return
     }
     if (SUBSCRIBE_COMMANDS.has(name)) {
-      this.#ensurePinned(0)
-      this.#whenDrained(() => this.#startTunnel(request))
+      // On the client's own connection already, the subscription follows its earlier requests there at once; a
+      // new connection waits for the replies on the shared one, so that it cannot overtake them at Redis.
+      if (this.#pinned !== undefined) this.#startTunnel(request)
+      else {
+        this.#ensurePinned(0)
+        this.#whenDrained(() => this.#startTunnel(request))
+      }
       return
     }
     if (this.#context.cluster !== undefined && this.#pinned === undefined && spec?.transaction === true) {
@@ -298,10 +308,14 @@ export class ClientSession implements SessionControl {
     if (this.#held === undefined && !this.#closing) this.#socket.resume()
   }
 
+  // From here the connection relays whatever Redis sends (replies and pushed messages) through one slot that stays
+  // open behind every earlier reply.
   #startTunnel(request: Request): void {
     const pinned = this.#ensurePinned(0)
     this.#tunnel = true
-    pinned.tunnel((chunk) => this.#output.write(chunk))
+    const slot = this.#output.reserve()
+    this.#tunnelSlot = slot
+    pinned.tunnel((chunk) => slot.push(chunk))
     pinned.writeRaw(request.raw)
   }
 
@@ -385,6 +399,8 @@ export class ClientSession implements SessionControl {
     const pinned = this.#pinned
     this.#pinned = undefined
     this.#tunnel = false
+    this.#tunnelSlot?.finish()
+    this.#tunnelSlot = undefined
     this.#transactionPin = false
     pinned?.close()
   }

@@ -1,8 +1,8 @@
 import { type CommandSpec, keyIndexes } from '@heatsink/commands'
-import calculateSlot from 'cluster-key-slot'
 import type { ReplySink } from '../backend/reply-sink.js'
 import { decodeReply, encodeReply, errorReply, ReplyError, StatusReply } from '../resp/reply-codec.js'
 import { encodeRequest } from '../resp/request-parser.js'
+import { calculateSlot } from './key-slot.js'
 
 /** How the replies of a command split by slot are put back together, for the commands that can be split. */
 const MERGES: ReadonlyMap<string, 'in-order' | 'sum' | 'ok'> = new Map([
