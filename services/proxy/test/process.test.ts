@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { freePort } from '@heatsink/devservices'
+import { freePort, isPortFree } from '@heatsink/devservices'
 import { REPO_ROOT, testNamespace } from '@heatsink/test'
 import { Redis } from 'ioredis'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -30,9 +30,9 @@ function start(env: Record<string, string>): { child: ChildProcess; output: () =
 }
 
 /** Starts the proxy on free ports in front of the private Redis, with a namespace of its own and `env` added. */
-async function startServing(env: Record<string, string>) {
+async function startServing(env: Record<string, string>, workers = 1) {
   const port = await freePort()
-  const metricsPort = await freePort()
+  const metricsPort = await freeRun(workers)
   const namespace = testNamespace()
   const started = start({
     REDIS_URL: redis().url,
@@ -42,6 +42,17 @@ async function startServing(env: Record<string, string>) {
     ...env,
   })
   return { ...started, port, metricsPort, namespace }
+}
+
+// Worker i serves its metrics on metricsPort + i: a free port whose next ones are free too, since a port taken by
+// another test in the same run would stop that worker from starting.
+async function freeRun(length: number): Promise<number> {
+  for (;;) {
+    const first = await freePort()
+    let free = true
+    for (let i = 1; i < length && free; i++) free = await isPortFree(first + i)
+    if (free) return first
+  }
 }
 
 describe('node services/proxy/dist/main.js', () => {
@@ -91,11 +102,17 @@ describe('node services/proxy/dist/main.js', () => {
   })
 
   it('with HEATSINK_PROXY_WORKERS=2 runs two workers on one port, each its own agent, and stops both on SIGTERM', async () => {
-    const { child, output, port, metricsPort } = await startServing({
-      HEATSINK_AGENT_ID: 'multi',
-      HEATSINK_PROXY_WORKERS: '2',
+    const { child, output, port, metricsPort } = await startServing(
+      { HEATSINK_AGENT_ID: 'multi', HEATSINK_PROXY_WORKERS: '2' },
+      2,
+    )
+    await waitFor(
+      () => output().split('"msg":"listening"').length === 3,
+      'both workers to listen',
+      20_000,
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}; the proxy wrote:\n${output()}`)
     })
-    await waitFor(() => output().split('"msg":"listening"').length === 3, 'both workers to listen', 20_000)
     const clients = Array.from({ length: 8 }, () => new Redis({ port, maxRetriesPerRequest: 0 }))
     for (const [i, client] of clients.entries()) expect(await client.echo(String(i))).toBe(String(i))
     const admin = new Redis(redis().url)
