@@ -121,7 +121,10 @@ export class ClusterTracking implements InvalidationChannels {
     for (const [index, owner] of owners.entries()) {
       const node = nodes.get(owner)
       if (node === undefined) {
-        this.#options.log.warn({ owner }, 'no connection for a master in the slot map')
+        // A client seeded with one node learns the slot map before it has connections to the other masters:
+        // build what can be built, and build again on the next '+node' or 'refresh', whatever the map says then.
+        this.#options.log.debug({ owner }, 'no connection yet for a master in the slot map')
+        this.#fingerprint = ''
         continue
       }
       const master = this.#openMaster(node, index === 0)

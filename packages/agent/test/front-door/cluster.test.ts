@@ -38,6 +38,35 @@ function keysOnEveryMaster(client: PlainCluster, namespace: string): string[] {
 }
 
 describe('the ioredis Cluster front door', () => {
+  it('serves keys on every master from L1 when the client is given one seed node, as most applications do', async () => {
+    for (let round = 0; round < 3; round++) {
+      const namespace = testNamespace()
+      // Not awaited: the agent starts while the client has only its seed's view of the cluster.
+      const cluster = new Cluster([servers.nodes[0] as { host: string; port: number }], {
+        heatsink: { namespace, l1: { maxTtlMs: 60_000 } },
+      })
+      open.push(cluster)
+      const plain = await ready(new PlainCluster(servers.nodes))
+      const keys = keysOnEveryMaster(plain, namespace)
+      for (const key of keys) await plain.set(key, key)
+      await publishRegistry(plain, createNames(namespace), ...keys.map((key) => ({ key })))
+      await cluster.heatsink.ready()
+      await waitFor(
+        () => keys.every((key) => cluster.heatsink.mitigation(key) === 'local_cache'),
+        'the promotion',
+      )
+      for (const key of keys) {
+        await waitFor(async () => {
+          const hits = cluster.heatsink.stats().l1Hits
+          expect(await cluster.get(key)).toBe(key)
+          return cluster.heatsink.stats().l1Hits > hits
+        }, `an L1 hit on ${key} (round ${round})`)
+      }
+      await cluster.quit()
+      plain.disconnect()
+    }
+  })
+
   it('serves local_cache keys on every master from L1, reads its own writes, and sees a plain writer', async () => {
     const namespace = testNamespace()
     const cluster = await ready(
