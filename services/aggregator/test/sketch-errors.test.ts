@@ -1,8 +1,9 @@
-import { createNames, type SketchError, WIRE_VERSION, type WindowReport } from '@heatsink/protocol'
+import { createNames, type SketchError, type WindowReport } from '@heatsink/protocol'
 import { useTestRedis } from '@heatsink/test'
 import { describe, expect, it } from 'vitest'
 import { createMetrics } from '../src/metrics.js'
 import { SketchErrors } from '../src/traffic/sketch-errors.js'
+import { makeReport } from './support/reports.js'
 
 const WINDOW = 1_700_000_000_000
 
@@ -12,20 +13,7 @@ function report(
   sketchError: SketchError,
   partial = false,
 ): WindowReport {
-  return {
-    v: WIRE_VERSION,
-    kind: 'report',
-    agentId,
-    seq: 1,
-    windowStart,
-    windowMs: 1000,
-    total: 10_000,
-    dropped: 0,
-    partial,
-    candidates: [],
-    hotKeyStats: [],
-    sketchError,
-  }
+  return makeReport(agentId, windowStart, {}, { sketchError, partial, total: 10_000 })
 }
 
 function sample(

@@ -118,7 +118,6 @@ export class DetectionEngine {
       windowMs: settings.windowMs,
       now,
       registryKey: options.registryKey ?? null,
-      log,
     })
     const ingest = new ReportIngest({
       counters: this.counters,

@@ -7,7 +7,6 @@ import {
   WIRE_VERSION,
 } from '@heatsink/protocol'
 import type { Cluster, Redis } from 'ioredis'
-import type { Logger } from 'pino'
 import type { Crossing, FleetReporting, WindowCounters } from '../ingest/window-counters.js'
 
 /** How many windows agents keep reporting a watched key after the message that named it. */
@@ -21,7 +20,6 @@ export interface FleetTunerOptions {
   now: () => number
   /** Signs what is published, as registry events are (HEATSINK_REGISTRY_KEY). */
   registryKey: string | null
-  log: Logger
 }
 
 /**
