@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import { pino } from 'pino'
 import { createAggregator } from './aggregator.js'
 import { loadConfig } from './config.js'

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import cluster from 'node:cluster'
 import { loadProxyConfig } from './config.js'
 import { ConfigError } from './errors.js'
