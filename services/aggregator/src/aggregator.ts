@@ -27,7 +27,7 @@ export interface AggregatorOptions {
   /** Live traffic for the API; default: what the detection engine reads from Redis. */
   readonly trafficReader?: TrafficReader
   readonly clock?: Clock
-  /** Default: the repository's migrations/. */
+  /** Default: MIGRATIONS_DIR, the migrations shipped inside this package. */
   readonly migrationsDir?: string
   /** Pool tuning when DATABASE_URL is set. */
   readonly database?: Omit<PgDatabaseOptions, 'log'>

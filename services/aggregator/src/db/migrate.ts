@@ -7,10 +7,11 @@ import { MigrationError } from '../errors.js'
 import type { Database, Queryable } from './database.js'
 
 /**
- * The repository's top-level migrations/ directory. src/ and dist/ sit at the same depth in the package, so
- * this resolves to the same place from the TypeScript source and from the build.
+ * The migrations shipped inside this package: dist/migrations/ in the build (the build copies them there, so an
+ * installed or deployed package carries its own), src/migrations/ in the source tree (a link to the repository's
+ * top-level migrations/, which stays the one place they are written).
  */
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../../migrations/', import.meta.url))
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url))
 
 /** Where node-pg-migrate records which migrations ran, in the connection's current schema. */
 export const MIGRATIONS_TABLE = 'schema_migrations'
