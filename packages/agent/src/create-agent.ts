@@ -1,6 +1,7 @@
 import { fillChannel } from '@heatsink/stampede'
-import { Cluster, Redis } from 'ioredis'
+import { type Cluster, Redis } from 'ioredis'
 import { Agent } from './agent.js'
+import { assertRedisClient, isClusterClient } from './client-shape.js'
 import { ClusterTracking } from './cluster-tracking.js'
 import { OwnedConnections, roleOptions } from './connections.js'
 import { InvalidAgentOptionError } from './errors.js'
@@ -13,7 +14,10 @@ import {
   TrackedConnection,
 } from './tracking.js'
 
-/** Creates an agent on a Redis URL (the agent owns that client) or on an ioredis Redis or Cluster (left open). */
+/**
+ * Creates an agent on a Redis URL (the agent owns that client) or on an ioredis Redis or Cluster (left open),
+ * from any copy of ioredis 5 or 6.
+ */
 export function createAgent(options: AgentOptions<Redis> & { redis: string | Redis }): Agent<Redis>
 export function createAgent<C extends Redis | Cluster>(options: AgentOptions<C>): Agent<C>
 export function createAgent(options: AgentOptions): Agent {
@@ -21,9 +25,7 @@ export function createAgent(options: AgentOptions): Agent {
   const connections = new OwnedConnections(resolved.log)
   const data =
     typeof options.redis === 'string' ? connections.add(new Redis(options.redis), 'data') : options.redis
-  if (!(data instanceof Redis || data instanceof Cluster)) {
-    throw new InvalidAgentOptionError('redis', 'must be a Redis URL, or an ioredis Redis or Cluster')
-  }
+  assertRedisClient(data)
   // The agent's own connections duplicate the client's options; a key prefix would move its stream and
   // snapshot keys and make tracking messages name keys the caller never used.
   if (data.options.keyPrefix) {
@@ -44,7 +46,7 @@ export function createAgent(options: AgentOptions): Agent {
 
 function openReportConnection(data: Redis | Cluster, options: ResolvedOptions): Redis | Cluster {
   const own = roleOptions('report', options.agentId, { commandTimeout: options.reportTimeoutMs })
-  if (data instanceof Redis) return data.duplicate(own)
+  if (!isClusterClient(data)) return data.duplicate(own)
   return data.duplicate([], {
     enableOfflineQueue: false,
     lazyConnect: false,
@@ -62,7 +64,7 @@ function openChannels(
   // The stampede guard's lease announcements ride on the agent's subscriber, which resubscribes every channel
   // after a reconnect (with its new CLIENT ID first); the agent hands them to the guard.
   const channels = [names.registryChannel, names.invalidationChannel, names.tuningChannel, fillChannel(names)]
-  if (data instanceof Cluster) {
+  if (isClusterClient(data)) {
     return new ClusterTracking(data, { channels, onMessage, connections, agentId, log })
   }
   const sub = connections.add(data.duplicate(roleOptions('sub', agentId)), 'sub')
