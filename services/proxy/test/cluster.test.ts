@@ -2,6 +2,7 @@ import { publishRegistry } from '@heatsink/agent/testing'
 import { type RedisCluster, startRedisCluster } from '@heatsink/devservices'
 import { createNames } from '@heatsink/protocol'
 import { Cluster, Redis } from 'ioredis'
+import { createClient } from 'redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { calculateSlot } from '../src/cluster/key-slot.js'
 import { runDefaultBenchmark } from './support/default-benchmark.js'
@@ -51,6 +52,28 @@ function keysOnEveryMaster(client: Cluster, prefix: string): string[] {
 }
 
 describe('the proxy in front of a Redis Cluster, behind one address', () => {
+  it('serves a RESP3 client (node-redis, RESP: 3) on every master, MGET across slots merged in RESP3', async () => {
+    const { port, namespace } = await startProxy(seed(), { cluster: true })
+    const keys = keysOnEveryMaster(await direct(), `${namespace}:r3-`)
+    const client = createClient({ url: `redis://127.0.0.1:${port}`, RESP: 3 })
+    client.on('error', () => {})
+    await client.connect()
+    try {
+      for (const key of keys) {
+        expect(await client.hSet(key, { field: key })).toBe(1)
+        expect(await client.hGetAll(key)).toEqual({ field: key })
+        expect(await client.zAdd(`{${key}}z`, { score: 1.5, value: 'm' })).toBe(1)
+        expect(await client.zScore(`{${key}}z`, 'm')).toBe(1.5)
+      }
+      await client.set(keys[0] as string, 'a')
+      expect(
+        await client.sendCommand(['MGET', keys[0] as string, `${namespace}:nokey`, ...keys.slice(1)]),
+      ).toEqual(['a', null, null, null])
+    } finally {
+      await client.quit().catch(() => {})
+    }
+  })
+
   it('routes each key to its master, and splits MGET, MSET, DEL and EXISTS across slots, merging the replies', async () => {
     const { client, namespace } = await startProxy(seed(), { cluster: true })
     const c = client()

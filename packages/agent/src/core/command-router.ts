@@ -65,8 +65,10 @@ export class CommandRouter {
     if (spec.access === 'none') return undefined
     const queued = inTransaction || state.inMulti
     if (spec.access === 'write') return this.#write(spec, args, state, queued)
-    if (spec.singleKey < 0) return this.#readMany(spec, args, queued)
-    return this.#read(spec, args, queued)
+    if (spec.singleKey >= 0) return this.#read(spec, args, queued, spec.singleKey)
+    // EXISTS k: a cacheable command that takes many keys, called with one, is cached like any one-key read.
+    if (spec.cacheable && args.length === 1) return this.#read(spec, args, queued, 0)
+    return this.#readMany(spec, args, queued)
   }
 
   /**
@@ -108,9 +110,9 @@ export class CommandRouter {
     this.#flights.detachAll()
   }
 
-  #read(spec: CommandSpec, args: readonly unknown[], queued: boolean): Route | undefined {
+  #read(spec: CommandSpec, args: readonly unknown[], queued: boolean, keyIndex: number): Route | undefined {
     const { lookup, recorder, counters } = this.#parts
-    const key = args[spec.singleKey]
+    const key = args[keyIndex]
     const name = keyText(key)
     // The registry lookup first: it leaves V8's hash of the string cached for the recorder's candidate lookup.
     const hot = lookup(name)
@@ -125,17 +127,23 @@ export class CommandRouter {
     if (queued || !lossless(key, name)) return undefined
     switch (hot.mitigation) {
       case 'local_cache':
-        return spec.cacheable ? this.#fromCache(spec, args, name, hot) : undefined
+        return spec.cacheable ? this.#fromCache(spec, args, name, hot, keyIndex) : undefined
       case 'coalesce':
-        return this.#coalesced(spec, args, name, hot)
+        return this.#coalesced(spec, args, name, hot, keyIndex)
       case 'split':
         return this.#split(spec, args, name, hot)
     }
   }
 
-  #fromCache(spec: CommandSpec, args: readonly unknown[], name: string, hot: HotKey): Route | undefined {
+  #fromCache(
+    spec: CommandSpec,
+    args: readonly unknown[],
+    name: string,
+    hot: HotKey,
+    keyIndex: number,
+  ): Route | undefined {
     const { cache, counters } = this.#parts
-    const signature = signatureOf(spec.name, args, spec.singleKey)
+    const signature = signatureOf(spec.name, args, keyIndex)
     const cached = cache.get(name, signature)
     if (cached !== undefined) {
       this.#hit(name, hot, cached)
@@ -159,10 +167,16 @@ export class CommandRouter {
     }
   }
 
-  #coalesced(spec: CommandSpec, args: readonly unknown[], name: string, hot: HotKey): Route | undefined {
+  #coalesced(
+    spec: CommandSpec,
+    args: readonly unknown[],
+    name: string,
+    hot: HotKey,
+    keyIndex: number,
+  ): Route | undefined {
     if (!spec.cacheable || this.#writing.has(name)) return undefined
     const counters = this.#parts.counters
-    const signature = signatureOf(spec.name, args, spec.singleKey)
+    const signature = signatureOf(spec.name, args, keyIndex)
     const shared = this.#flights.join(name, signature)
     if (shared !== undefined) {
       hot.readsJoined++

@@ -11,7 +11,7 @@ import { CheckedSink, type ReplySink } from './reply-sink.js'
  * One TCP (or TLS) connection to the backend Redis. Requests are written as they come, corked for the event loop
  * turn so a batch leaves in one write; replies come back in the same order (RESP has no ids), so each is
  * delivered to the sink at the front of the queue, piece by piece as the bytes arrive. Logs in (AUTH) and
- * selects the address's database before anything else. When the connection fails, every request still waiting
+ * selects the address's database before anything else, and speaks RESP3 when asked to. When the connection fails, every request still waiting
  * is failed with BackendLostError; the owner opens a new connection for later requests.
  */
 export class BackendConnection {
@@ -30,6 +30,7 @@ export class BackendConnection {
     address: BackendAddress,
     onClose: (connection: BackendConnection) => void = () => {},
     onLatency?: (seconds: number) => void,
+    resp3 = false,
   ) {
     this.#onClose = onClose
     this.#onLatency = onLatency
@@ -52,6 +53,13 @@ export class BackendConnection {
       this.#send(
         encodeRequest(['SELECT', String(address.db)]),
         new CheckedSink((message) => this.#refused('SELECT', message)),
+      )
+    }
+    // For RESP3 clients: Redis then answers with RESP3's types (maps, sets, doubles, nulls) on this connection.
+    if (resp3) {
+      this.#send(
+        encodeRequest(['HELLO', '3']),
+        new CheckedSink((message) => this.#refused('HELLO 3', message)),
       )
     }
   }

@@ -10,6 +10,8 @@ import { BackendConnection } from './backend-connection.js'
 export class BackendPool {
   readonly #address: BackendAddress
   readonly #shared: Array<BackendConnection | undefined>
+  // The same for RESP3 clients (HELLO 3 sent first), opened only when such a client comes.
+  readonly #shared3: Array<BackendConnection | undefined>
   readonly #dedicated = new Set<BackendConnection>()
   readonly #onLatency: ((seconds: number) => void) | undefined
   #closed = false
@@ -18,6 +20,7 @@ export class BackendPool {
     this.#address = address
     this.#onLatency = onLatency
     this.#shared = new Array(sharedConnections).fill(undefined)
+    this.#shared3 = new Array(sharedConnections).fill(undefined)
   }
 
   /** How many shared connections there are; a client picks one by its id. */
@@ -25,23 +28,25 @@ export class BackendPool {
     return this.#shared.length
   }
 
-  /** Shared connection `index`, opened or reopened when needed. */
-  shared(index: number): BackendConnection {
-    const current = this.#shared[index]
+  /** Shared connection `index` (of the RESP3 ones when `resp3`), opened or reopened when needed. */
+  shared(index: number, resp3 = false): BackendConnection {
+    const shared = resp3 ? this.#shared3 : this.#shared
+    const current = shared[index]
     if (current?.usable) return current
     const connection = new BackendConnection(
       this.#address,
       (closed) => {
-        if (this.#shared[index] === closed) this.#shared[index] = undefined
+        if (shared[index] === closed) shared[index] = undefined
       },
       this.#onLatency,
+      resp3,
     )
-    this.#shared[index] = connection
+    shared[index] = connection
     return connection
   }
 
   /** A new connection for one client alone; the client closes it. `onLost` when it closes or fails. */
-  dedicated(onLost: () => void): BackendConnection {
+  dedicated(onLost: () => void, resp3 = false): BackendConnection {
     const connection = new BackendConnection(
       this.#address,
       (closed) => {
@@ -49,6 +54,7 @@ export class BackendPool {
         onLost()
       },
       this.#onLatency,
+      resp3,
     )
     this.#dedicated.add(connection)
     return connection
@@ -56,13 +62,15 @@ export class BackendPool {
 
   /** Open connections: shared and dedicated. */
   get openConnections(): number {
-    return this.#shared.filter((connection) => connection?.usable).length + this.#dedicated.size
+    const usable = (connection: BackendConnection | undefined) => connection?.usable === true
+    return this.#shared.filter(usable).length + this.#shared3.filter(usable).length + this.#dedicated.size
   }
 
   /** Requests in flight on the shared connections. */
   get inFlight(): number {
     let total = 0
     for (const connection of this.#shared) total += connection?.inFlight ?? 0
+    for (const connection of this.#shared3) total += connection?.inFlight ?? 0
     return total
   }
 
@@ -70,6 +78,7 @@ export class BackendPool {
     if (this.#closed) return
     this.#closed = true
     for (const connection of this.#shared) connection?.close()
+    for (const connection of this.#shared3) connection?.close()
     for (const connection of this.#dedicated) connection.close()
     this.#dedicated.clear()
   }

@@ -11,11 +11,12 @@ import { ProtocolError } from '../errors.js'
 import type { ProxyStats } from '../proxy-stats.js'
 import { encodeReply, errorReply } from '../resp/reply-codec.js'
 import { encodeRequest, type Request, RequestParser } from '../resp/request-parser.js'
+import { resp3Bytes, resp3Shape } from '../resp/resp3-reply.js'
 import { connectionCommandTiming, runConnectionCommand, type SessionControl } from './connection-commands.js'
 import { OutputQueue, type ReplySlot } from './output-queue.js'
 import type { ProxyUsers } from './proxy-users.js'
 import { NOAUTH, OK } from './redis-replies.js'
-import { SettledSink, settleDeferred } from './routed-sinks.js'
+import { asStatus, replyEncoder, SettledSink, settleDeferred } from './routed-sinks.js'
 
 /** What every client session shares: the agent, the backend, the proxy's users and limits. */
 export interface SessionContext {
@@ -142,14 +143,15 @@ export class ClientSession implements SessionControl {
   }
 
   /**
-   * Switches the protocol (HELLO 3, or back with HELLO 2): Redis itself answers, on a connection of the client's
-   * own that speaks the client's protocol; replies are relayed and no longer routed through the core, whose
-   * cached replies are RESP2.
+   * Switches the protocol (HELLO 3, or back with HELLO 2): Redis itself answers HELLO, on the client's own
+   * connection when it has one (which then speaks the client's protocol), else on a shared connection of the new
+   * protocol, where the client's later requests go. Replies the core makes (L1, shared reads, split keys) are
+   * encoded in the client's protocol.
    */
   switchProtocol(version: 2 | 3): void {
     this.#resp3 = version === 3
-    const backend = this.#ensurePinned(0)
-    backend.send(encodeRequest(['HELLO', String(version)]), this.#output.reserve())
+    const hello = encodeRequest(['HELLO', String(version)])
+    this.#send(lookupCommand('hello'), 'hello', [], hello, this.#output.reserve())
   }
 
   #receive(chunk: Buffer): void {
@@ -234,7 +236,7 @@ export class ClientSession implements SessionControl {
     }
     if (name === 'select') this.#db = Number(args[0]?.toString())
     const route =
-      this.#resp3 || this.#db !== this.#context.backendDb
+      this.#db !== this.#context.backendDb
         ? undefined
         : this.#context.agent.router.route(name, args, this.#state, false)
     if (route === undefined) {
@@ -248,20 +250,21 @@ export class ClientSession implements SessionControl {
         const key = spec !== undefined && spec.singleKey >= 0 ? args[spec.singleKey] : undefined
         if (key !== undefined) stats.countServed(key.toString())
         else stats.served++
-        this.#output.reply(cachedReplyBytes(route.reply))
+        const reply = asStatus(name, route.reply, false)
+        this.#output.reply(this.#resp3 ? resp3Bytes(reply, resp3Shape(name, args)) : cachedReplyBytes(reply))
         return
       }
       case 'deferred': {
         const slot = this.#output.reserve()
-        settleDeferred(route.reply, slot, spec?.access === 'write', () =>
-          this.#send(spec, name, args, request.raw, slot),
-        )
+        const encode = replyEncoder(this.#resp3, name, args, spec?.access === 'write')
+        settleDeferred(route.reply, slot, encode, () => this.#send(spec, name, args, request.raw, slot))
         return
       }
       case 'send': {
         const sent = (route.args as Buffer[] | undefined) ?? args
         const bytes = route.args === undefined ? request.raw : encodeRequest([request.name, ...sent])
-        this.#send(spec, name, sent, bytes, new SettledSink(this.#output.reserve(), route.settle))
+        const encode = replyEncoder(this.#resp3, name, args, spec?.access === 'write')
+        this.#send(spec, name, sent, bytes, new SettledSink(this.#output.reserve(), route.settle, encode))
         if (this.#transactionPin && (name === 'exec' || name === 'discard'))
           this.#whenDrained(() => this.#endTransaction())
         return
@@ -355,7 +358,9 @@ export class ClientSession implements SessionControl {
     }
     const cluster = this.#context.cluster
     this.#pinned ??=
-      cluster === undefined ? this.#context.pool.dedicated(onLost) : cluster.dedicated(slot, onLost)
+      cluster === undefined
+        ? this.#context.pool.dedicated(onLost, this.#resp3)
+        : cluster.dedicated(slot, onLost, this.#resp3)
     return this.#pinned
   }
 
@@ -370,16 +375,17 @@ export class ClientSession implements SessionControl {
       this.#pinned.send(bytes, sink)
       return
     }
+    const resp3 = this.#resp3
     if (cluster === undefined) {
-      this.#context.pool.shared(this.#sharedIndex).send(bytes, sink)
+      this.#context.pool.shared(this.#sharedIndex, resp3).send(bytes, sink)
       return
     }
     const slots = slotsOf(spec, args)
     if (slots.length <= 1) {
       // Commands without keys go to the master of slot 0.
       cluster
-        .shared(slots[0] ?? 0, this.#sharedIndex)
-        .send(bytes, new RedirectSink(sink, bytes, cluster, this.#sharedIndex))
+        .shared(slots[0] ?? 0, this.#sharedIndex, resp3)
+        .send(bytes, new RedirectSink(sink, bytes, cluster, this.#sharedIndex, resp3))
       return
     }
     const parts = splitBySlot(name, args)
@@ -388,10 +394,13 @@ export class ClientSession implements SessionControl {
       sink.end()
       return
     }
-    const merge = new MergeSinks(name, parts, sink)
+    const merge = new MergeSinks(name, parts, sink, resp3)
     parts.forEach((part, i) => {
-      const connection = cluster.shared(part.slot, this.#sharedIndex)
-      connection.send(part.request, new RedirectSink(merge.part(i), part.request, cluster, this.#sharedIndex))
+      const connection = cluster.shared(part.slot, this.#sharedIndex, resp3)
+      connection.send(
+        part.request,
+        new RedirectSink(merge.part(i), part.request, cluster, this.#sharedIndex, resp3),
+      )
     })
   }
 

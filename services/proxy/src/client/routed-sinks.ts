@@ -1,9 +1,13 @@
 import { FALL_THROUGH } from '@heatsink/agent'
 import type { ReplySink } from '../backend/reply-sink.js'
-import { decodeReply, encodeReply, errorReply, ReplyError, StatusReply } from '../resp/reply-codec.js'
+import { decodeReply, errorReply, ReplyError, replyBytes, StatusReply } from '../resp/reply-codec.js'
+import { resp3Bytes, resp3Shape } from '../resp/resp3-reply.js'
 import type { ReplySlot } from './output-queue.js'
 
 type Settle = (error: Error | null, reply: unknown) => unknown
+
+/** A reply value the core made (a cached, shared, merged or split reply) as bytes of the client's protocol. */
+export type ReplyEncoder = (value: unknown) => Buffer
 
 /**
  * The reply to a command the data-plane core sent with a settle hook (a watched miss, a coalesced read, the rest
@@ -13,12 +17,14 @@ type Settle = (error: Error | null, reply: unknown) => unknown
 export class SettledSink implements ReplySink {
   readonly #slot: ReplySlot
   readonly #settle: Settle
+  readonly #encode: ReplyEncoder
   #parts: Buffer[] = []
   #bytes = 0
 
-  constructor(slot: ReplySlot, settle: Settle) {
+  constructor(slot: ReplySlot, settle: Settle, encode: ReplyEncoder) {
     this.#slot = slot
     this.#settle = settle
+    this.#encode = encode
   }
 
   data(bytes: Buffer): void {
@@ -33,7 +39,7 @@ export class SettledSink implements ReplySink {
     const value = decodeReply(bytes)
     const outcome = value instanceof ReplyError ? this.#settle(value, undefined) : this.#settle(null, value)
     if (outcome === value) this.#slot.complete(bytes)
-    else this.#slot.complete(replyBytes(outcome, false))
+    else this.#slot.complete(this.#encode(outcome))
   }
 
   fail(error: Error): void {
@@ -49,11 +55,11 @@ export class SettledSink implements ReplySink {
 export function settleDeferred(
   reply: Promise<unknown>,
   slot: ReplySlot,
-  write: boolean,
+  encode: ReplyEncoder,
   send: () => void,
 ): void {
   reply.then(
-    (value) => slot.complete(replyBytes(value, write)),
+    (value) => slot.complete(encode(value)),
     (error: unknown) => {
       if (error === FALL_THROUGH) send()
       else slot.complete(errorReply(error instanceof Error ? error.message : String(error)))
@@ -62,11 +68,26 @@ export function settleDeferred(
 }
 
 /**
- * A reply value as RESP2 bytes. Values from ioredis (a split key's writes) arrive as strings: a write's 'OK' was a
- * status reply, every other string a bulk string.
+ * The encoder for one command's reply. RESP3 takes the command's reply shape. Values from ioredis (L1 fills, a
+ * split key's writes) arrive with status replies as plain strings: see asStatus.
  */
-export function replyBytes(value: unknown, write: boolean): Buffer {
-  const out: Buffer[] = []
-  encodeReply(write && value === 'OK' ? new StatusReply('OK') : value, out)
-  return out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out)
+export function replyEncoder(resp3: boolean, command: string, args: Buffer[], write: boolean): ReplyEncoder {
+  if (!resp3) return command === 'type' ? RESP2_TYPE : write ? RESP2_WRITE : RESP2_READ
+  const shape = resp3Shape(command, args)
+  return (value) => resp3Bytes(asStatus(command, value, write), shape)
+}
+
+const RESP2_READ: ReplyEncoder = (value) => replyBytes(value)
+const RESP2_WRITE: ReplyEncoder = (value) => replyBytes(asStatus('', value, true))
+const RESP2_TYPE: ReplyEncoder = (value) => replyBytes(asStatus('type', value, false))
+
+/**
+ * A reply that Redis sent as a simple string, as one again: a write's 'OK', and TYPE's answer (the one read the
+ * core caches whose reply is a status); every other string was a bulk string.
+ */
+export function asStatus(command: string, value: unknown, write: boolean): unknown {
+  if (write && value === 'OK') return new StatusReply('OK')
+  if (command === 'type' && (typeof value === 'string' || Buffer.isBuffer(value)))
+    return new StatusReply(value.toString())
+  return value
 }

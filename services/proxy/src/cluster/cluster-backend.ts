@@ -49,14 +49,14 @@ export class ClusterBackend {
     return pool
   }
 
-  /** Shared connection `index` to the master of `slot`. */
-  shared(slot: number, index: number): BackendConnection {
-    return this.pool(this.nodeOf(slot)).shared(index)
+  /** Shared connection `index` to the master of `slot` (a RESP3 one when `resp3`). */
+  shared(slot: number, index: number, resp3 = false): BackendConnection {
+    return this.pool(this.nodeOf(slot)).shared(index, resp3)
   }
 
   /** A connection of one client's own to the master of `slot`. */
-  dedicated(slot: number, onLost: () => void): BackendConnection {
-    return this.pool(this.nodeOf(slot)).dedicated(onLost)
+  dedicated(slot: number, onLost: () => void, resp3 = false): BackendConnection {
+    return this.pool(this.nodeOf(slot)).dedicated(onLost, resp3)
   }
 
   /** A redirect said the slot table is stale: one refresh at a time. */

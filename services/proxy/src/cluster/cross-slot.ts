@@ -2,6 +2,7 @@ import { type CommandSpec, keyIndexes } from '@heatsink/commands'
 import type { ReplySink } from '../backend/reply-sink.js'
 import { decodeReply, encodeReply, errorReply, ReplyError, StatusReply } from '../resp/reply-codec.js'
 import { encodeRequest } from '../resp/request-parser.js'
+import { encodeResp3 } from '../resp/resp3-reply.js'
 import { calculateSlot } from './key-slot.js'
 
 /** How the replies of a command split by slot are put back together, for the commands that can be split. */
@@ -70,11 +71,14 @@ export class MergeSinks {
   readonly #sink: ReplySink
   readonly #parts: SlotPart[]
   readonly #replies: unknown[]
+  readonly #resp3: boolean
   #left: number
   #error: Buffer | undefined
 
-  constructor(name: string, parts: SlotPart[], sink: ReplySink) {
+  /** `resp3`: the client speaks RESP3 (MGET's nils are `_`). */
+  constructor(name: string, parts: SlotPart[], sink: ReplySink, resp3: boolean) {
     this.#name = name
+    this.#resp3 = resp3
     this.#parts = parts
     this.#sink = sink
     this.#replies = new Array(parts.length)
@@ -101,7 +105,8 @@ export class MergeSinks {
       return
     }
     const out: Buffer[] = []
-    encodeReply(this.#merge(), out)
+    if (this.#resp3) encodeResp3(this.#merge(), 'plain', out)
+    else encodeReply(this.#merge(), out)
     this.#sink.data(Buffer.concat(out))
     this.#sink.end()
   }

@@ -23,14 +23,24 @@ export class RedirectSink implements ReplySink {
   readonly #cluster: ClusterBackend
   readonly #index: number
   readonly #redirects: number
+  readonly #resp3: boolean
   #passing = false
   #held: Buffer[] | undefined
 
-  constructor(inner: ReplySink, request: Buffer, cluster: ClusterBackend, index: number, redirects = 0) {
+  /** `resp3`: the request came on a RESP3 connection, and its redirect goes on one too. */
+  constructor(
+    inner: ReplySink,
+    request: Buffer,
+    cluster: ClusterBackend,
+    index: number,
+    resp3: boolean,
+    redirects = 0,
+  ) {
     this.#inner = inner
     this.#request = request
     this.#cluster = cluster
     this.#index = index
+    this.#resp3 = resp3
     this.#redirects = redirects
   }
 
@@ -58,8 +68,15 @@ export class RedirectSink implements ReplySink {
       return
     }
     const [, kind, node] = redirect as unknown as [string, string, string]
-    const connection = this.#cluster.pool(node).shared(this.#index)
-    const next = new RedirectSink(this.#inner, this.#request, this.#cluster, this.#index, this.#redirects + 1)
+    const connection = this.#cluster.pool(node).shared(this.#index, this.#resp3)
+    const next = new RedirectSink(
+      this.#inner,
+      this.#request,
+      this.#cluster,
+      this.#index,
+      this.#resp3,
+      this.#redirects + 1,
+    )
     if (kind === 'MOVED') this.#cluster.refresh()
     else connection.send(ASKING, DISCARD)
     connection.send(this.#request, next)

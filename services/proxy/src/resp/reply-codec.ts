@@ -20,8 +20,10 @@ const CRLF = Buffer.from('\r\n')
 const NULL_BULK = Buffer.from('$-1\r\n')
 
 /**
- * A complete RESP2 reply as values shaped like ioredis's parser gives them to the data-plane core: bulk
+ * A complete RESP2 or RESP3 reply as values shaped like ioredis's parser gives them to the data-plane core: bulk
  * strings as Buffers (views into `bytes`, not copies), integers as numbers, nil as null, errors as ReplyError.
+ * RESP3's richer types come as RESP2 would have carried them (a map as its flat list, a set as an array, a double
+ * or big number as its text, a boolean as 1 or 0), so the core holds one form whichever protocol a client speaks.
  * Only for replies the core needs to see; everything else is relayed as bytes.
  */
 export function decodeReply(bytes: Buffer): unknown {
@@ -45,23 +47,49 @@ function decodeAt(bytes: Buffer, at: number): Decoded {
       if (length < 0) return { value: null, end: next }
       return { value: bytes.subarray(next, next + length), end: next + length + 2 }
     }
-    case 42: {
-      const count = Number(text)
-      if (count < 0) return { value: null, end: next }
-      const items = new Array<unknown>(count)
-      let position = next
-      for (let i = 0; i < count; i++) {
-        const item = decodeAt(bytes, position)
-        items[i] = item.value
-        position = item.end
-      }
-      return { value: items, end: position }
+    case 42: // * array
+    case 126: // ~ set
+    case 62: // > push
+      return decodeItems(bytes, next, Number(text))
+    case 37: // % map
+      return decodeItems(bytes, next, Number(text) * 2)
+    case 95: // _ null
+      return { value: null, end: next }
+    case 44: // , double
+    case 40: // ( big number
+      return { value: bytes.subarray(at + 1, cr), end: next }
+    case 35: // # boolean
+      return { value: text === 't' ? 1 : 0, end: next }
+    case 33: // ! blob error
+    case 61: {
+      // = verbatim string, whose first four bytes name its format ("txt:")
+      const length = Number(text)
+      const end = next + length + 2
+      if (bytes[at] === 33) return { value: new ReplyError(bytes.toString('utf8', next, next + length)), end }
+      return { value: bytes.subarray(next + 4, next + length), end }
+    }
+    case 124: {
+      // | attributes: metadata ahead of the reply itself, which is what the client asked for
+      const attributes = decodeItems(bytes, next, Number(text) * 2)
+      return decodeAt(bytes, attributes.end)
     }
     default:
       throw new ProtocolError(
         `unexpected reply type byte ${JSON.stringify(String.fromCharCode(bytes[at] ?? 0))}`,
       )
   }
+}
+
+function decodeItems(bytes: Buffer, at: number, count: number): Decoded {
+  if (count < 0) return { value: null, end: at }
+  const items = new Array<unknown>(count)
+  let position = at
+  for (let i = 0; i < count; i++) {
+    const item = decodeAt(bytes, position)
+    items[i] = item.value
+    position = item.end
+  }
+  return { value: items, end: position }
 }
 
 /**

@@ -1,14 +1,17 @@
+import { publishRegistry } from '@heatsink/agent/testing'
+import { createNames } from '@heatsink/protocol'
+import { Redis } from 'ioredis'
 import { createClient } from 'redis'
 import { describe, expect, it } from 'vitest'
-import { startProxy, usePrivateRedis } from '../support/proxy-fixture.js'
+import { startProxy, usePrivateRedis, waitFor } from '../support/proxy-fixture.js'
 
 const direct = usePrivateRedis()
 const behind = usePrivateRedis()
 
 // What a service on node-redis (`redis` on npm) does: strings, hashes, lists, sets, sorted sets, a pipeline
 // (multi without exec's atomicity), a transaction, and pub/sub on a duplicated connection.
-async function session(url: string): Promise<unknown> {
-  const client = createClient({ url })
+async function session(url: string, RESP: 2 | 3 = 2): Promise<unknown> {
+  const client = createClient({ url, RESP })
   client.on('error', () => {})
   await client.connect()
   const subscriber = client.duplicate()
@@ -58,5 +61,26 @@ describe('node-redis through the proxy', () => {
     const through = await session(`redis://127.0.0.1:${port}`)
     expect(through).toEqual(expected)
     expect((expected as { message: string }).message).toBe('hi')
+  })
+
+  it('gives the same results over RESP3 (HELLO 3: maps, sets, doubles), also with its keys served from L1', async () => {
+    const { port, proxy, namespace } = await startProxy(behind().url)
+    const admin = new Redis(behind().url)
+    const directAdmin = new Redis(direct().url)
+    // The first test's keys are still there.
+    await Promise.all([admin.flushall(), directAdmin.flushall()])
+    directAdmin.disconnect()
+    const expected = await session(direct().url, 3)
+    expect(await session(`redis://127.0.0.1:${port}`, 3)).toEqual(expected)
+    const keys = ['nr:s', 'nr:h', 'nr:l', 'nr:set', 'nr:z', 'nr:missing'].map((key) => ({ key }))
+    await publishRegistry(admin, createNames(namespace), ...keys)
+    await waitFor(() => proxy.agent.mitigation('nr:z') === 'local_cache', 'the promotion')
+    // From scratch again, now with every read of those keys through L1 (filled, then served).
+    await admin.flushall()
+    admin.disconnect()
+    const before = proxy.agent.stats()
+    expect(await session(`redis://127.0.0.1:${port}`, 3)).toEqual(expected)
+    const after = proxy.agent.stats()
+    expect(after.l1Misses - before.l1Misses).toBeGreaterThan(5)
   })
 })
