@@ -1,10 +1,10 @@
 import { fileURLToPath } from 'node:url'
 
-/** The repository root: where the container image's working directory mirrors. */
+/** The repository root. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
 /**
- * The aggregator's start command, run from the repository root. The container image runs exactly this (a test
- * checks deploy/aggregator.Dockerfile's CMD against it), and the process test runs it too.
+ * The aggregator's start command, run from the repository root, as the process tests run it. The container image
+ * runs the same entry from the deployed package's own directory (`node dist/main.js`; test/e2e/images.test.ts).
  */
 export const AGGREGATOR_COMMAND = ['node', 'services/aggregator/dist/main.js'] as const
