@@ -23,6 +23,7 @@ import { type Invalidate, InvalidationBus } from './invalidation-bus.js'
 import { L1Cache } from './l1-cache.js'
 import { missSampleWeight } from './miss-sampling.js'
 import { MultiGet } from './multi-get.js'
+import { checkLoadOptions } from './options/check-load-options.js'
 import type { ResolvedOptions } from './options.js'
 import { type HotKey, RegistryView } from './registry-view.js'
 import { DEFAULT_ERROR_SAMPLING, Reporter } from './reporter.js'
@@ -320,9 +321,12 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   /**
    * The cached value of `key`, or `loader`'s, loaded once however many callers in however many agents ask at
    * once (see @heatsink/stampede). local_cache keys are served from L1 first. Values pass through the agent's
-   * codec; callers of one load share the value it decoded or loaded, so treat it as read-only.
+   * codec; callers of one load share the value it decoded or loaded, so treat it as read-only. A caller whose
+   * `options.signal` fires leaves at once with its reason; the load goes on for the others (see LoadContext).
    */
   async getOrLoad<T>(key: string, loader: Loader<T>, options: LoadOptions): Promise<T> {
+    checkLoadOptions(options)
+    options.signal?.throwIfAborted()
     if (this.#closing !== undefined) throw new AgentClosedError()
     this.#recorder.record(key, false)
     const counters = this.#counters

@@ -1,3 +1,5 @@
+import { nearestName } from './options/nearest-name.js'
+
 /** Base of every error this package throws; `code` is stable across versions. */
 export class AgentError extends Error {
   readonly code: string
@@ -11,9 +13,32 @@ export class AgentError extends Error {
 /** An agent option outside its allowed range; `option` is its dotted name (`l1.maxEntries`). */
 export class InvalidAgentOptionError extends AgentError {
   readonly option: string
-  constructor(option: string, message: string) {
-    super('E_INVALID_AGENT_OPTION', `${option}: ${message}`)
+  constructor(
+    option: string,
+    problem: string,
+    code = 'E_INVALID_AGENT_OPTION',
+    message = `${option}: ${problem}`,
+  ) {
+    super(code, message)
     this.option = option
+  }
+}
+
+/**
+ * An option the agent does not know, most likely misspelt: `option` is its full path (`heatsink.l1.maxEntrys`),
+ * `suggestion` the valid name nearest to it (`maxEntries`), if any is near.
+ */
+export class UnknownAgentOptionError extends InvalidAgentOptionError {
+  readonly suggestion: string | undefined
+
+  constructor(option: string, name: string, validNames: readonly string[]) {
+    const suggestion = nearestName(name, validNames)
+    const hint =
+      suggestion === undefined
+        ? `the options here are ${validNames.join(', ')}`
+        : `did you mean ${suggestion}?`
+    super(option, 'unknown option', 'E_UNKNOWN_AGENT_OPTION', `unknown option ${option} — ${hint}`)
+    this.suggestion = suggestion
   }
 }
 

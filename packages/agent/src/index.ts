@@ -2,6 +2,7 @@ export {
   type Codec,
   InvalidStampedeOptionError,
   jsonCodec,
+  type LoadContext,
   LoadTimeoutError,
   StampedeError,
   unwrapStored,
@@ -10,7 +11,13 @@ export { Agent } from './agent.js'
 // For transports of the data-plane core other than the ioredis front door (services/proxy).
 export { ConnectionState, FALL_THROUGH, type Route } from './core/route.js'
 export { createAgent } from './create-agent.js'
-export { AgentClosedError, AgentError, AgentNotReadyError, InvalidAgentOptionError } from './errors.js'
+export {
+  AgentClosedError,
+  AgentError,
+  AgentNotReadyError,
+  InvalidAgentOptionError,
+  UnknownAgentOptionError,
+} from './errors.js'
 export { Cluster, type HeatsinkClusterOptions } from './ioredis/cluster.js'
 export type { HeatsinkHandle } from './ioredis/heatsink-handle.js'
 export type { HeatsinkOptions } from './ioredis/process-agents.js'

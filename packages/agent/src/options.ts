@@ -16,6 +16,8 @@ import {
 import { type Codec, jsonCodec } from '@heatsink/stampede'
 import type { Cluster, Redis } from 'ioredis'
 import { InvalidAgentOptionError } from './errors.js'
+import { checkShape } from './options/check-shape.js'
+import { agentOptionsSchema, heatsinkOptionsSchema } from './options/option-schema.js'
 
 /** A structured logger (pino's shape): object first, short lowercase message. */
 export interface AgentLogger {
@@ -126,18 +128,43 @@ const noop = () => {}
 /** A logger that drops everything. */
 export const silentLogger: AgentLogger = { debug: noop, info: noop, warn: noop, error: noop }
 
-/** Applies defaults and checks every option, throwing InvalidAgentOptionError naming the first bad one. */
+/**
+ * Applies defaults and checks every option, throwing InvalidAgentOptionError naming the first bad one (an
+ * UnknownAgentOptionError, with the nearest valid name, for an option the agent does not know).
+ */
 export function resolveOptions(options: AgentOptions): ResolvedOptions {
+  checkShape(agentOptionsSchema, options, '')
+  return resolveSettings(options, '')
+}
+
+/**
+ * Checks the front door's `heatsink: {...}` options as createAgent would, naming a bad option by its full path
+ * (`heatsink.l1.maxEntries`): they are checked for every client, also for those that share an agent made
+ * from an earlier client's options.
+ */
+export function checkHeatsinkOptions(options: unknown): asserts options is Omit<AgentOptions, 'redis'> {
+  checkShape(heatsinkOptionsSchema, options, 'heatsink')
+  resolveSettings(options as Omit<AgentOptions, 'redis'>, 'heatsink')
+}
+
+function resolveSettings(options: Omit<AgentOptions, 'redis'>, at: string): ResolvedOptions {
+  const named = (option: string) => (at === '' ? option : `${at}.${option}`)
+  const integer = (option: string, value: number, min: number): number => {
+    if (!Number.isInteger(value) || value < min) {
+      throw new InvalidAgentOptionError(named(option), `must be an integer of at least ${min}, got ${value}`)
+    }
+    return value
+  }
   let names: HeatsinkNames
   try {
     names = createNames(options.namespace ?? DEFAULT_NAMESPACE)
   } catch (error) {
-    throw new InvalidAgentOptionError('namespace', (error as Error).message)
+    throw new InvalidAgentOptionError(named('namespace'), (error as Error).message)
   }
   const agentId = options.agentId ?? defaultAgentId()
   if (!AgentId.safeParse(agentId).success) {
     throw new InvalidAgentOptionError(
-      'agentId',
+      named('agentId'),
       `must be 1 to 128 characters, got ${JSON.stringify(agentId)}`,
     )
   }
@@ -145,21 +172,21 @@ export function resolveOptions(options: AgentOptions): ResolvedOptions {
   const maxEntries = l1.maxEntries ?? DEFAULT_L1_ENTRIES
   if (!Number.isInteger(maxEntries) || maxEntries < L1_MIN_ENTRIES || maxEntries > L1_MAX_ENTRIES) {
     throw new InvalidAgentOptionError(
-      'l1.maxEntries',
+      named('l1.maxEntries'),
       `must be an integer from ${L1_MIN_ENTRIES} to ${L1_MAX_ENTRIES}, got ${maxEntries}`,
     )
   }
   const stampede = options.stampede ?? {}
-  if (options.random !== undefined && typeof options.random !== 'function') {
-    throw new InvalidAgentOptionError('random', 'must be a function returning a number in [0, 1)')
-  }
   const ttlFraction = l1.ttlFraction ?? DEFAULT_TTL_FRACTION
   if (!(ttlFraction > 0 && ttlFraction <= 1)) {
-    throw new InvalidAgentOptionError('l1.ttlFraction', `must be above 0 and at most 1, got ${ttlFraction}`)
+    throw new InvalidAgentOptionError(
+      named('l1.ttlFraction'),
+      `must be above 0 and at most 1, got ${ttlFraction}`,
+    )
   }
   const registryKey = options.registryKey ?? null
   const keyProblem = registryKey === null ? undefined : registryKeyProblem(registryKey)
-  if (keyProblem !== undefined) throw new InvalidAgentOptionError('registryKey', keyProblem)
+  if (keyProblem !== undefined) throw new InvalidAgentOptionError(named('registryKey'), keyProblem)
   return {
     names,
     agentId,
@@ -178,7 +205,7 @@ export function resolveOptions(options: AgentOptions): ResolvedOptions {
     readyTimeoutMs: integer('readyTimeoutMs', options.readyTimeoutMs ?? 10_000, 1),
     closeTimeoutMs: integer('closeTimeoutMs', options.closeTimeoutMs ?? 1000, 0),
     sketch: options.sketch ?? {},
-    codec: codec(options.codec),
+    codec: options.codec ?? jsonCodec,
     random: options.random ?? Math.random,
     stampede: {
       leaseMs: integer('stampede.leaseMs', stampede.leaseMs ?? 5000, 1),
@@ -188,21 +215,6 @@ export function resolveOptions(options: AgentOptions): ResolvedOptions {
     },
     registryKey,
   }
-}
-
-function codec(given: Codec | undefined): Codec {
-  if (given === undefined) return jsonCodec
-  if (typeof given.encode !== 'function' || typeof given.decode !== 'function') {
-    throw new InvalidAgentOptionError('codec', 'must have encode(value) and decode(text) functions')
-  }
-  return given
-}
-
-function integer(option: string, value: number, min: number): number {
-  if (!Number.isInteger(value) || value < min) {
-    throw new InvalidAgentOptionError(option, `must be an integer of at least ${min}, got ${value}`)
-  }
-  return value
 }
 
 function defaultAgentId(): string {

@@ -1,5 +1,5 @@
 import type { Mitigation } from '@heatsink/protocol'
-import type { Codec, Fetched, GetOrLoadOptions } from '@heatsink/stampede'
+import type { Codec, ContextLoader, Fetched, GetOrLoadOptions } from '@heatsink/stampede'
 import type { RedisKey } from 'ioredis'
 import type { Fill, L1Cache } from './l1-cache.js'
 import type { AgentLogger } from './options.js'
@@ -12,8 +12,12 @@ export type ReadThrough = (key: RedisKey, name: string, hot: HotKey | undefined)
 /** The options of agent.getOrLoad: those of @heatsink/stampede's getOrLoad but the fallback, which is L1's. */
 export type LoadOptions = Omit<GetOrLoadOptions<unknown>, 'fallback'>
 
-/** The application's source of a key's value (a database query); undefined or null means "not found". */
-export type Loader<T> = () => Promise<T> | T
+/**
+ * The application's source of a key's value (a database query); undefined or null means "not found". It is
+ * handed a LoadContext (the signal to pass on, the stale value, setTtl, skip); a loader taking no argument
+ * simply ignores it.
+ */
+export type Loader<T> = ContextLoader<T>
 
 /**
  * The stampede guard's fetch for the agent: a caller whose value had to be loaded (here or by another agent)

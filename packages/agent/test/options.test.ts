@@ -1,7 +1,14 @@
 import type { Codec } from '@heatsink/stampede'
 import { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
-import { createAgent, InvalidAgentOptionError } from '../src/index.js'
+import {
+  type AgentOptions,
+  createAgent,
+  Cluster as HeatsinkCluster,
+  Redis as HeatsinkRedis,
+  InvalidAgentOptionError,
+  UnknownAgentOptionError,
+} from '../src/index.js'
 import { resolveOptions } from '../src/options.js'
 
 const url = 'redis://127.0.0.1:1'
@@ -40,17 +47,93 @@ describe('options', () => {
       /encode\(value\) and decode\(text\)/,
     ],
   ])('rejects %j naming %s', (options, option, message) => {
-    const error = (() => {
-      try {
-        createAgent({ redis: url, ...options })
-      } catch (caught) {
-        return caught
-      }
-    })()
+    const error = thrownBy(() => createAgent({ redis: url, ...options }))
     expect(error).toBeInstanceOf(InvalidAgentOptionError)
     expect(error).toMatchObject({ option, code: 'E_INVALID_AGENT_OPTION' })
     expect((error as Error).message).toMatch(message)
     expect((error as Error).message.startsWith(`${option}: `)).toBe(true)
+  })
+
+  it.each([
+    [{ windowMS: 500 }, 'windowMS', 'unknown option windowMS — did you mean windowMs?'],
+    [{ l1: { maxEntrys: 600 } }, 'l1.maxEntrys', 'unknown option l1.maxEntrys — did you mean maxEntries?'],
+    [
+      { stampede: { leasMs: 10 } },
+      'stampede.leasMs',
+      'unknown option stampede.leasMs — did you mean leaseMs?',
+    ],
+    [{ sketch: { Width: 1024 } }, 'sketch.Width', 'unknown option sketch.Width — did you mean width?'],
+    [
+      { colour: 'blue' },
+      'colour',
+      'unknown option colour — the options here are namespace, agentId, windowMs, l1, clock, log',
+    ],
+  ])(
+    'rejects the unknown option in %j, naming its path and the nearest valid name',
+    (options, option, message) => {
+      const error = thrownBy(() => createAgent({ redis: url, ...(options as object) }))
+      expect(error).toBeInstanceOf(UnknownAgentOptionError)
+      expect(error).toBeInstanceOf(InvalidAgentOptionError)
+      expect(error).toMatchObject({ option, code: 'E_UNKNOWN_AGENT_OPTION' })
+      expect((error as Error).message.startsWith(message)).toBe(true)
+    },
+  )
+
+  it.each([
+    [{ windowMs: '1000' }, 'windowMs', 'windowMs: must be a number, got "1000"'],
+    [{ l1: 5 }, 'l1', 'l1: must be an object, got 5'],
+    [{ l1: { maxTtlMs: null } }, 'l1.maxTtlMs', 'l1.maxTtlMs: must be a number, got null'],
+    [{ namespace: 7 }, 'namespace', 'namespace: must be a string, got 7'],
+    [{ random: 0.5 }, 'random', 'random: must be a function returning a number in [0, 1)'],
+    [{ log: console.log }, 'log', 'log: must have debug(), info(), warn() and error()'],
+    [{ redis: undefined }, 'redis', 'redis: must be a Redis URL, or an ioredis Redis or Cluster'],
+  ])('rejects the wrong type in %j with a clear message', (options, option, message) => {
+    const error = thrownBy(() => createAgent({ redis: url, ...(options as object) } as AgentOptions))
+    expect(error).toBeInstanceOf(InvalidAgentOptionError)
+    expect(error).toMatchObject({ option, code: 'E_INVALID_AGENT_OPTION', message })
+  })
+
+  it("names the front door's options from heatsink., for every client and before any connection is used", () => {
+    const cases: Array<[object, string]> = [
+      [{ windowMS: 500 }, 'unknown option heatsink.windowMS — did you mean windowMs?'],
+      [{ l1: { maxEntrys: 600 } }, 'unknown option heatsink.l1.maxEntrys — did you mean maxEntries?'],
+      [{ redis: url }, 'unknown option heatsink.redis'],
+      [{ l1: { maxEntries: 100 } }, 'heatsink.l1.maxEntries: must be an integer from 512 to 2048, got 100'],
+      [{ windowMs: 'fast' }, 'heatsink.windowMs: must be a number, got "fast"'],
+    ]
+    for (const [heatsink, message] of cases) {
+      const error = thrownBy(() => new HeatsinkRedis(url, { lazyConnect: true, heatsink: heatsink as never }))
+      expect(error).toBeInstanceOf(InvalidAgentOptionError)
+      expect((error as Error).message.startsWith(message)).toBe(true)
+    }
+    expect(
+      thrownBy(() => new HeatsinkRedis(url, { lazyConnect: true, heatsink: true as never })),
+    ).toMatchObject({
+      message: 'heatsink: must be an object, got true',
+    })
+    expect(
+      thrownBy(() => new HeatsinkCluster([url], { lazyConnect: true, heatsink: { windowMS: 1 } as never })),
+    ).toMatchObject({
+      option: 'heatsink.windowMS',
+      suggestion: 'windowMs',
+    })
+  })
+
+  it("rejects getOrLoad's unknown options and a signal that is not an AbortSignal", async () => {
+    const agent = createAgent({ redis: url, agentId: 'options-test', readyTimeoutMs: 1 })
+    try {
+      await expect(agent.getOrLoad('k', () => 1, { ttlSecond: 60 } as never)).rejects.toMatchObject({
+        option: 'getOrLoad.ttlSecond',
+        message: 'unknown option getOrLoad.ttlSecond — did you mean ttlSeconds?',
+      })
+      await expect(
+        agent.getOrLoad('k', () => 1, { ttlSeconds: 60, signal: {} as never }),
+      ).rejects.toMatchObject({
+        message: 'getOrLoad.signal: must be an AbortSignal',
+      })
+    } finally {
+      await agent.close()
+    }
   })
 
   it('refuses clients with a keyPrefix', () => {
@@ -59,3 +142,12 @@ describe('options', () => {
     client.disconnect()
   })
 })
+
+function thrownBy(run: () => unknown): unknown {
+  try {
+    run()
+  } catch (error) {
+    return error
+  }
+  throw new Error('expected a throw')
+}

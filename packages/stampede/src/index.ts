@@ -5,6 +5,7 @@ export { fillChannel } from './fill-channel.js'
 export { Generations } from './generations.js'
 export { DEFAULT_JITTER, jitterFactor } from './jitter.js'
 export type { KeyStats } from './key-stats.js'
+export type { ContextLoader, LoadContext } from './load-context.js'
 export type { GetOrLoadOptions, StaleValue } from './options.js'
 export { coalesceReads, ReadCoalescer } from './read-coalescer.js'
 export {

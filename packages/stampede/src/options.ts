@@ -24,6 +24,11 @@ export interface GetOrLoadOptions<T> {
   jitter?: number
   /** Consulted only when maxWaitMs passes: a stale value to serve instead of failing. */
   fallback?: () => StaleValue<T> | undefined
+  /**
+   * Lets this caller leave early: when it fires, the call rejects at once with its reason. The load goes on for
+   * the other callers; when none is left, the loader's own signal (LoadContext.signal) fires too.
+   */
+  signal?: AbortSignal
 }
 
 /** GetOrLoadOptions with defaults applied and times in ms. */

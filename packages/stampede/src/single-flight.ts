@@ -31,20 +31,24 @@ export class SingleFlight<T> {
 
   /**
    * Joins the current flight for `key`, or starts one running `work(slot)`. Resolves to the flight's result,
-   * or to `onTimeout(waitedMs, slot)` if `maxWaitMs` passes first.
+   * or to `onTimeout(waitedMs, slot)` if `maxWaitMs` passes first; rejects with `signal`'s reason when it fires
+   * first (see CoalesceSlot for what that does to the work). A caller whose signal has already fired starts and
+   * joins nothing.
    */
   run(
     key: string,
     maxWaitMs: number,
     onTimeout: (waitedMs: number, slot: CoalesceSlot<T>) => T,
     work: (slot: CoalesceSlot<T>) => Promise<T>,
+    signal?: AbortSignal,
   ): Promise<T> {
+    if (signal?.aborted) return Promise.reject(signal.reason)
     let slot = this.current(key)
     if (slot === undefined) {
       const started = new CoalesceSlot<T>(key, this.#nextId++, this.#generations.ticket(), this.#clock)
       slot = started
       this.#slots.set(key, started)
-      const promise = started.join(maxWaitMs, (waitedMs) => onTimeout(waitedMs, started))
+      const promise = started.join(maxWaitMs, (waitedMs) => onTimeout(waitedMs, started), signal)
       new Promise<T>((resolve) => resolve(work(started))).then(
         (value) => this.#settle(started, () => started.resolve(value)),
         (error: unknown) => this.#settle(started, () => started.reject(error)),
@@ -52,12 +56,15 @@ export class SingleFlight<T> {
       return promise
     }
     const joined = slot
-    return joined.join(maxWaitMs, (waitedMs) => onTimeout(waitedMs, joined))
+    return joined.join(maxWaitMs, (waitedMs) => onTimeout(waitedMs, joined), signal)
   }
 
-  /** Settles every flight with `error` (the guard is closing). */
+  /** Settles every flight with `error` and fires its work's signal (the guard is closing). */
   rejectAll(error: unknown): void {
-    for (const slot of [...this.#slots.values()]) this.#settle(slot, () => slot.reject(error))
+    for (const slot of [...this.#slots.values()]) {
+      this.#settle(slot, () => slot.reject(error))
+      slot.abortWork(error)
+    }
   }
 
   // The slot leaves the map before its waiters hear, so a caller they trigger starts a new flight.

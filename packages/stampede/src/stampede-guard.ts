@@ -9,6 +9,7 @@ import { FillNotifier, fillChannel } from './fill-channel.js'
 import { Generations } from './generations.js'
 import { type KeyStats, StatsBook } from './key-stats.js'
 import { type HeldLease, type LeaseTarget, type LeaseTiming, tryLease } from './lease.js'
+import { type ContextLoader, LoadRun } from './load-context.js'
 import { type GetOrLoadOptions, positive, type ResolvedLoadOptions, resolveLoadOptions } from './options.js'
 import { SingleFlight } from './single-flight.js'
 import { delAndBreakLease, type SetArguments, setAndBreakLease } from './write-through.js'
@@ -73,7 +74,9 @@ export interface StampedeGuardOptions {
   onError?: (error: unknown, context: GuardErrorContext) => void
 }
 
-type Loader = () => Promise<unknown> | unknown
+type Loader = ContextLoader<unknown>
+type Graced = { readonly value: unknown } | undefined
+type Fallback = GetOrLoadOptions<unknown>['fallback']
 
 interface Load {
   ticket: number
@@ -103,6 +106,8 @@ export class StampedeGuard {
   readonly #loads = new Map<string, Load>()
   readonly #held = new Map<string, HeldLease>()
   readonly #background = new Set<Promise<void>>()
+  /** The signal of background refreshes, which no caller waits on: fired when the guard closes. */
+  readonly #closed = new AbortController()
   #closing: Promise<void> | undefined
 
   constructor(options: StampedeGuardOptions) {
@@ -142,24 +147,24 @@ export class StampedeGuard {
     return this.#generations
   }
 
-  /** The cached value of `key`, or the loader's, loaded once however many callers ask at once. */
-  async getOrLoad<T>(key: string, loader: () => Promise<T> | T, options: GetOrLoadOptions<T>): Promise<T> {
+  /**
+   * The cached value of `key`, or the loader's, loaded once however many callers ask at once. The loader is
+   * handed a LoadContext (its signal, the stale value, setTtl, skip); `options.signal` lets a caller leave early.
+   */
+  async getOrLoad<T>(key: string, loader: ContextLoader<T>, options: GetOrLoadOptions<T>): Promise<T> {
     return (await this.fetch(key, loader, options)).value
   }
 
   /** getOrLoad, telling also where the value came from and under which generation (for the agent's L1). */
-  async fetch<T>(
-    key: string,
-    loader: () => Promise<T> | T,
-    options: GetOrLoadOptions<T>,
-  ): Promise<Fetched<T>> {
+  async fetch<T>(key: string, loader: ContextLoader<T>, options: GetOrLoadOptions<T>): Promise<Fetched<T>> {
     if (this.#closing !== undefined) throw new GuardClosedError()
     const resolved = resolveLoadOptions(options, this.#maxWaitMs)
     const fetched = await this.#flights.run(
       key,
       resolved.maxWaitMs,
       (waitedMs, slot) => this.#timedOut(slot, waitedMs, options.fallback),
-      (slot) => this.#resolve(key, loader, resolved, slot),
+      (slot) => this.#resolve(key, loader as Loader, resolved, slot, options.fallback as Fallback),
+      options.signal,
     )
     return fetched as Fetched<T>
   }
@@ -239,7 +244,9 @@ export class StampedeGuard {
    */
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      this.#flights.rejectAll(new GuardClosedError())
+      const closed = new GuardClosedError()
+      this.#flights.rejectAll(closed)
+      this.#closed.abort(closed)
       const leases = [...this.#held.values()]
       this.#held.clear()
       await Promise.all([this.#notifier.close(), ...leases.map((lease) => lease.release())])
@@ -257,10 +264,11 @@ export class StampedeGuard {
     loader: Loader,
     options: ResolvedLoadOptions,
     slot: CoalesceSlot<Fetched<unknown>>,
+    fallback: Fallback,
   ): Promise<Fetched<unknown>> {
     const stored = await this.#redis.get(key)
     const served = this.#serve(key, stored, loader, options, slot.ticket, 'hit')
-    return served ?? this.#loadBlocking(key, loader, options, slot)
+    return served ?? this.#loadBlocking(key, loader, options, slot, stored, fallback)
   }
 
   // What a usable entry gives its callers, starting a background refresh when XFetch or staleness calls for one.
@@ -280,18 +288,24 @@ export class StampedeGuard {
     return { value: entry.value, source: state === 'stale' ? 'stale' : source, generation: ticket }
   }
 
+  // A load for waiting callers: `stored` is what Redis held (an expired value is the loader's graced entry, else
+  // the caller's fallback is).
   async #loadBlocking(
     key: string,
     loader: Loader,
     options: ResolvedLoadOptions,
     slot: CoalesceSlot<Fetched<unknown>>,
+    stored: string | null,
+    fallback: Fallback,
   ): Promise<Fetched<unknown>> {
     const running = this.#currentLoad(key)
     if (running !== undefined) {
       const shared = await running.promise
       if (shared !== undefined) return shared
     }
-    if (!options.lock) return this.#load(key, loader, options, slot.ticket, undefined, false)
+    const load = (lease: HeldLease | undefined, seen: string | null) =>
+      this.#load(key, loader, options, slot.ticket, lease, slot.signal, this.#graced(seen, fallback))
+    if (!options.lock) return load(undefined, stored)
 
     const target = this.#target(key)
     const began = this.#clock.now()
@@ -327,7 +341,7 @@ export class StampedeGuard {
           await attempt.lease.release()
           return { value: entry.value, source, generation: slot.ticket }
         }
-        return this.#load(key, loader, options, slot.ticket, attempt.lease, false)
+        return load(attempt.lease, attempt.stored)
       }
       if (!waited) {
         waited = true
@@ -352,7 +366,9 @@ export class StampedeGuard {
     if (this.#closing !== undefined || this.#currentLoad(key) !== undefined) return
     const ticket = this.#generations.ticket()
     const promise = (async (): Promise<Fetched<unknown> | undefined> => {
-      if (!options.lock) return this.#load(key, loader, options, ticket, undefined, true)
+      const graced = this.#graced(seen, undefined)
+      if (!options.lock)
+        return this.#load(key, loader, options, ticket, undefined, this.#closed.signal, graced, true)
       const attempt = await tryLease(
         this.#redis,
         this.#target(key),
@@ -368,7 +384,7 @@ export class StampedeGuard {
         await attempt.lease.release()
         return undefined
       }
-      return this.#load(key, loader, options, ticket, attempt.lease, true)
+      return this.#load(key, loader, options, ticket, attempt.lease, this.#closed.signal, graced, true)
     })()
     const load: Load = { ticket, promise }
     this.#track(key, load)
@@ -380,29 +396,43 @@ export class StampedeGuard {
     void background.finally(() => this.#background.delete(background))
   }
 
-  // Runs the loader (holding `lease`, when given) and stores its result while the generation is current.
+  // Runs the loader (holding `lease`, when given) and stores its result while the generation is current, unless
+  // the loader declined (skip) or everyone gave up on it before it started.
   #load(
     key: string,
     loader: Loader,
     options: ResolvedLoadOptions,
     ticket: number,
     lease: HeldLease | undefined,
-    background: boolean,
+    signal: AbortSignal,
+    graced: Graced,
+    background = false,
   ): Promise<Fetched<unknown>> {
+    if (signal.aborted) {
+      return this.#endLease(key, lease).then(() => {
+        throw signal.reason
+      })
+    }
     const stats = this.#stats.for(key)
     stats.upstreamLoads++
     if (background) stats.backgroundRefreshes++
     if (lease !== undefined) this.#held.set(key, lease)
     const promise = (async () => {
       const started = this.#clock.now()
+      const run = new LoadRun(key, signal, graced, background)
       let value: unknown
       try {
-        value = await loader()
+        value = await loader(run)
       } catch (error) {
         await this.#endLease(key, lease)
         throw error
       }
-      await this.#store(key, value, this.#clock.now() - started, options, ticket, lease)
+      if (run.skipped) await this.#endLease(key, lease)
+      else {
+        const ttl =
+          run.ttlMs === undefined ? options : { ...options, ttlMs: run.ttlMs, negativeTtlMs: run.ttlMs }
+        await this.#store(key, value, this.#clock.now() - started, ttl, ticket, lease)
+      }
       return { value, source: 'load' as const, generation: ticket }
     })()
     if (!background) this.#track(key, { ticket, promise })
@@ -450,6 +480,16 @@ export class StampedeGuard {
     if (lease === undefined) return
     if (this.#held.get(key) === lease) this.#held.delete(key)
     await lease.release()
+  }
+
+  // The value a loader may build on: Redis's expired (or stale) value, else the caller's fallback (the agent's
+  // expired L1 entry). A cached "not found" is no value.
+  #graced(stored: string | null, fallback: Fallback): Graced {
+    const entry = readEntry(stored, this.#codec)
+    if (entry !== undefined && (entry.envelope === undefined || entry.envelope.kind === 'v')) {
+      return { value: entry.value }
+    }
+    return fallback?.()
   }
 
   #timedOut(

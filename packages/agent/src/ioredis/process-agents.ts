@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from 'ioredis'
 import type { Agent } from '../agent.js'
 import { createAgent } from '../create-agent.js'
-import type { AgentOptions } from '../options.js'
+import { type AgentOptions, checkHeatsinkOptions } from '../options.js'
 
 /** Heatsink's options inside ioredis's: everything createAgent takes but the client. */
 export type HeatsinkOptions = Omit<AgentOptions, 'redis'>
@@ -28,6 +28,7 @@ export function attachAgent(
   heatsink: HeatsinkOptions,
   connect: () => Redis | Cluster,
 ): Agent {
+  checkHeatsinkOptions(heatsink)
   const id = `${deployment}/${heatsink.namespace ?? 'heatsink'}`
   let shared = agents.get(id)
   if (shared === undefined) {

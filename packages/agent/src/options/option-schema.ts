@@ -1,0 +1,80 @@
+import { z } from 'zod'
+import type { AgentOptions } from '../options.js'
+
+// Shapes and types only: ranges are checked by resolveOptions, whose messages say what the range is. Objects a
+// user builds from scratch are strict (an unknown key is a typo); objects that are often class instances or a
+// library's (a clock, a pino logger, a codec, a client) are checked only for what the agent calls on them.
+
+const count = z.number().optional()
+const fn = (what: string) =>
+  z.custom<(...args: never[]) => unknown>((value) => typeof value === 'function', `must be ${what}`)
+const withMethods = (methods: readonly string[], message: string) =>
+  z.custom<object>(
+    (value) =>
+      typeof value === 'object' &&
+      value !== null &&
+      methods.every((method) => typeof (value as Record<string, unknown>)[method] === 'function'),
+    message,
+  )
+
+const l1Schema = z.strictObject({ maxEntries: count, ttlFraction: count, maxTtlMs: count })
+
+const stampedeSchema = z.strictObject({ leaseMs: count, maxLeaseMs: count, pollMs: count, maxWaitMs: count })
+
+const sketchSchema = z.strictObject({
+  depth: count,
+  width: count,
+  seed: count,
+  topK: count,
+  capacity: count,
+  maxCandidates: count,
+  deferColdKeys: z.boolean().optional(),
+  errorSampling: count,
+})
+
+/** createAgent's options less the client: the front door's `heatsink: {...}`. */
+export const heatsinkOptionsSchema = z.strictObject({
+  namespace: z.string().optional(),
+  agentId: z.string().optional(),
+  windowMs: count,
+  l1: l1Schema.optional(),
+  clock: withMethods(
+    ['now', 'setTimeout', 'clearTimeout'],
+    'must have now(), setTimeout() and clearTimeout()',
+  ).optional(),
+  log: withMethods(
+    ['debug', 'info', 'warn', 'error'],
+    'must have debug(), info(), warn() and error()',
+  ).optional(),
+  fastReportFloor: count,
+  maxPartialReportsPerWindow: count,
+  reportTimeoutMs: count,
+  registryCheckMs: count,
+  readyTimeoutMs: count,
+  closeTimeoutMs: count,
+  sketch: sketchSchema.optional(),
+  codec: withMethods(['encode', 'decode'], 'must have encode(value) and decode(text) functions').optional(),
+  random: fn('a function returning a number in [0, 1)').optional(),
+  stampede: stampedeSchema.optional(),
+  registryKey: z.string().optional(),
+})
+
+/** createAgent's options. */
+export const agentOptionsSchema = heatsinkOptionsSchema.extend({
+  redis: z.custom<object | string>(
+    (value) => typeof value === 'string' || (typeof value === 'object' && value !== null),
+    'must be a Redis URL, or an ioredis Redis or Cluster',
+  ),
+})
+
+// The schema names exactly the options the documented interfaces declare, no more and no fewer: a new option
+// added to one and not the other fails the build here.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+type Keys<T> = keyof NonNullable<T>
+const schemaMatchesInterfaces: [
+  Same<Keys<z.infer<typeof agentOptionsSchema>>, Keys<AgentOptions>>,
+  Same<Keys<z.infer<typeof l1Schema>>, Keys<AgentOptions['l1']>>,
+  Same<Keys<z.infer<typeof stampedeSchema>>, Keys<AgentOptions['stampede']>>,
+  Same<Keys<z.infer<typeof sketchSchema>>, Keys<AgentOptions['sketch']>>,
+] = [true, true, true, true]
+void schemaMatchesInterfaces
