@@ -1,5 +1,6 @@
 import { ensurePostgres, ensureRedis } from '@heatsink/devservices'
 import { benchAggregatorIngest } from './aggregator-ingest.bench.js'
+import { benchClusterSlot } from './cluster-slot.bench.js'
 import { benchDetectionLatency } from './detection-latency.bench.js'
 import { benchFleetDetection } from './fleet-detection.bench.js'
 import { benchFrontDoorL1Hit } from './front-door-l1-hit.bench.js'
@@ -31,6 +32,7 @@ const benchmarks: Record<string, () => ResultRow[] | Promise<ResultRow[]>> = {
   'front-door-l1-hit': benchFrontDoorL1Hit,
   'front-door-split-read': benchFrontDoorSplitRead,
   proxy: benchProxy,
+  'cluster-slot': benchClusterSlot,
 }
 
 const only = process.argv[2]
