@@ -1,4 +1,7 @@
-/** MurmurHash3's 32-bit finalizer: every input bit flips each output bit with probability close to 1/2. */
+/**
+ * MurmurHash3's 32-bit finalizer: every input bit flips each output bit with probability close to 1/2. The split
+ * package picks shards with it, and every agent of a fleet must pick alike: its outputs never change.
+ */
 export function fmix32(h: number): number {
   h ^= h >>> 16
   h = Math.imul(h, 0x85ebca6b)

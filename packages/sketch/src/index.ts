@@ -8,6 +8,7 @@ export {
 } from './count-min-sketch.js'
 export { type ErrorSample, type SampledKey, summariseErrors } from './error-sample.js'
 export { InvalidSketchOptionError, SketchError, SketchMismatchError } from './errors.js'
+export { fmix32 } from './hash.js'
 export { type FrequencyCounter, SlidingFrequency } from './sliding-frequency.js'
 export { DEFAULT_WINDOW_MS, TumblingWindows, type TumblingWindowsOptions } from './tumbling-windows.js'
 export {
