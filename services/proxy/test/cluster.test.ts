@@ -52,6 +52,52 @@ function keysOnEveryMaster(client: Cluster, prefix: string): string[] {
 }
 
 describe('the proxy in front of a Redis Cluster, behind one address', () => {
+  it('answers keyless commands about the whole keyspace from every master: DBSIZE, KEYS, SCAN, SCRIPT LOAD, RANDOMKEY, FLUSHALL', async () => {
+    const { client, namespace } = await startProxy(seed(), { cluster: true })
+    const c = client()
+    const all = await direct()
+    const keys = Array.from({ length: 60 }, (_, i) => `${namespace}:every-${i}`)
+    for (const key of keys) await c.set(key, 'v')
+    const perMaster = await Promise.all(all.nodes('master').map((master) => master.dbsize()))
+    expect(new Set(perMaster.map((size) => size > 0)).size).toBe(1)
+    expect(await c.dbsize()).toBe(perMaster.reduce((sum, size) => sum + size, 0))
+    expect((await c.keys(`${namespace}:every-*`)).sort()).toEqual([...keys].sort())
+    const scanned: string[] = []
+    let cursor = '0'
+    let rounds = 0
+    do {
+      const [next, batch] = await c.scan(cursor, 'MATCH', `${namespace}:every-*`, 'COUNT', 7)
+      scanned.push(...batch)
+      cursor = next
+      rounds++
+    } while (cursor !== '0' && rounds < 1000)
+    expect(new Set(scanned)).toEqual(new Set(keys))
+    await expect(c.scan('not-a-cursor')).rejects.toThrow('ERR invalid cursor')
+    // A script loaded through the proxy runs by its digest on whichever master a key names.
+    const sha = (await c.script('LOAD', "return redis.call('GET', KEYS[1])")) as string
+    for (const key of keysOnEveryMaster(all, `${namespace}:every-`))
+      expect(await c.evalsha(sha, 1, key)).toBe('v')
+    expect(await c.script('EXISTS', sha, 'f'.repeat(40))).toEqual([1, 0])
+    expect(await c.randomkey()).not.toBeNull()
+    expect(await c.flushall()).toBe('OK')
+    expect(await c.keys(`${namespace}:every-*`)).toEqual([])
+  })
+
+  it("subscribes SSUBSCRIBE on the master of the channel's shard, where SPUBLISH delivers", async () => {
+    const { client, namespace } = await startProxy(seed(), { cluster: true })
+    const all = await direct()
+    const channels = keysOnEveryMaster(all, `${namespace}:shard-`)
+    for (const channel of channels) {
+      const subscriber = client()
+      const received = new Promise<string>((resolve) =>
+        subscriber.on('smessage', (_, message) => resolve(message)),
+      )
+      await subscriber.ssubscribe(channel)
+      expect(await client().spublish(channel, `to ${channel}`)).toBe(1)
+      expect(await received).toBe(`to ${channel}`)
+    }
+  })
+
   it('serves a RESP3 client (node-redis, RESP: 3) on every master, MGET across slots merged in RESP3', async () => {
     const { port, namespace } = await startProxy(seed(), { cluster: true })
     const keys = keysOnEveryMaster(await direct(), `${namespace}:r3-`)

@@ -6,6 +6,7 @@ import type { BackendPool } from '../backend/backend-pool.js'
 import type { ReplySink } from '../backend/reply-sink.js'
 import type { ClusterBackend } from '../cluster/cluster-backend.js'
 import { CROSSSLOT, MergeSinks, slotsOf, splitBySlot } from '../cluster/cross-slot.js'
+import { fanOutOf, scanEveryMaster, sendToEveryMaster } from '../cluster/fan-out.js'
 import { RedirectSink } from '../cluster/redirect-sink.js'
 import { ProtocolError } from '../errors.js'
 import type { ProxyStats } from '../proxy-stats.js'
@@ -214,9 +215,10 @@ export class ClientSession implements SessionControl {
     if (SUBSCRIBE_COMMANDS.has(name)) {
       // On the client's own connection already, the subscription follows its earlier requests there at once; a
       // new connection waits for the replies on the shared one, so that it cannot overtake them at Redis.
+      // On a Cluster, to the master of the channel's slot for SSUBSCRIBE (shard channels live there).
       if (this.#pinned !== undefined) this.#startTunnel(request)
       else {
-        this.#ensurePinned(0)
+        this.#ensurePinned(slotsOf(spec, args)[0] ?? 0)
         this.#whenDrained(() => this.#startTunnel(request))
       }
       return
@@ -367,7 +369,8 @@ export class ClientSession implements SessionControl {
   /**
    * Sends a request: on the client's own connection when it has one; else on its shared connection, on a Cluster
    * the one to the master of the keys' slot, following redirects; a multi-key command over several slots is split
-   * by slot and its replies merged (MGET, MSET, DEL, EXISTS, UNLINK, TOUCH), any other gets CROSSSLOT.
+   * by slot and its replies merged (MGET, MSET, DEL, EXISTS, UNLINK, TOUCH), any other gets CROSSSLOT; a keyless
+   * command about the whole keyspace goes to every master.
    */
   #send(spec: CommandSpec | undefined, name: string, args: Buffer[], bytes: Buffer, sink: ReplySink): void {
     const cluster = this.#context.cluster
@@ -381,8 +384,20 @@ export class ClientSession implements SessionControl {
       return
     }
     const slots = slotsOf(spec, args)
+    if (slots.length === 0) {
+      // KEYS, SCAN, DBSIZE, FLUSHALL, SCRIPT LOAD...: about the whole keyspace, so every master answers.
+      const fanOut = fanOutOf(name, args)
+      if (fanOut === 'scan') {
+        scanEveryMaster(cluster, args, sink, this.#sharedIndex, resp3)
+        return
+      }
+      if (fanOut !== undefined) {
+        sendToEveryMaster(cluster, fanOut, bytes, sink, this.#sharedIndex, resp3)
+        return
+      }
+    }
     if (slots.length <= 1) {
-      // Commands without keys go to the master of slot 0.
+      // Other commands without keys go to the master of slot 0.
       cluster
         .shared(slots[0] ?? 0, this.#sharedIndex, resp3)
         .send(bytes, new RedirectSink(sink, bytes, cluster, this.#sharedIndex, resp3))

@@ -32,6 +32,14 @@ export class ClusterBackend {
     return this.#cluster.slots[slot]?.[0] ?? `${this.#template.host}:${this.#template.port}`
   }
 
+  /** Every master ("host:port"), sorted: the order a SCAN over the whole Cluster walks them in. */
+  masters(): string[] {
+    const masters = new Set<string>()
+    for (const owners of this.#cluster.slots) if (owners?.[0] !== undefined) masters.add(owners[0])
+    if (masters.size === 0) masters.add(`${this.#template.host}:${this.#template.port}`)
+    return [...masters].sort()
+  }
+
   /** The pool of connections to `node` ("host:port"), opened on first use. */
   pool(node: string): BackendPool {
     let pool = this.#pools.get(node)

@@ -17,9 +17,13 @@ const MERGES: ReadonlyMap<string, 'in-order' | 'sum' | 'ok'> = new Map([
 
 export const CROSSSLOT = errorReply("CROSSSLOT Keys in request don't hash to the same slot")
 
-/** The slots of a request's keys (empty for a command with no keys). */
+// Shard channels are not keys (detection never counts them), yet each lives on the master of its slot like one.
+const SHARD_CHANNEL_COMMANDS: ReadonlySet<string> = new Set(['ssubscribe', 'sunsubscribe', 'spublish'])
+
+/** The slots of a request's keys (empty for a command with no keys); a shard channel's for SSUBSCRIBE/SPUBLISH. */
 export function slotsOf(spec: CommandSpec | undefined, args: readonly Buffer[]): number[] {
   if (spec === undefined) return []
+  if (SHARD_CHANNEL_COMMANDS.has(spec.name)) return args[0] === undefined ? [] : [calculateSlot(args[0])]
   const slots: number[] = []
   for (const index of keyIndexes(spec, args)) {
     const key = args[index]
