@@ -6,6 +6,8 @@
 
 # The workspace, built. Dependencies are fetched before the source is copied, so a change to the code reuses the
 # fetched packages: `pnpm fetch` needs nothing but the lockfile, and the install after the copy is offline.
+# turbo runs from node_modules/.bin: under `pnpm exec` a relative ./node_modules/.bin leads PATH, and turbo then
+# fails to spawn pnpm from each package's directory.
 FROM node:24-bookworm-slim AS build
 RUN npm install -g pnpm@10.34.9
 WORKDIR /workspace
@@ -13,7 +15,7 @@ COPY package.json pnpm-lock.yaml pnpm-workspace.yaml .npmrc ./
 RUN pnpm fetch
 COPY . .
 RUN pnpm install --offline --frozen-lockfile \
- && pnpm exec turbo run build --filter=@heatsink/aggregator... --filter=@heatsink/quickstart...
+ && node_modules/.bin/turbo run build --filter=@heatsink/aggregator... --filter=@heatsink/quickstart...
 
 # The aggregator's package as a user would install it: dist/ (with the SQL migrations in dist/migrations) and its
 # production dependencies only, at the lockfile's versions. pnpm 10 deploys from the lockfile only with
