@@ -16,6 +16,11 @@ const ROLE_OPTIONS: Record<ConnectionRole, Partial<RedisOptions>> = {
   report: { lazyConnect: false, enableOfflineQueue: false, maxRetriesPerRequest: 0 },
 }
 
+// ioredis 6 speaks RESP3 unless told otherwise; the agent's own connections stay on RESP2, as with ioredis 5:
+// tracking redirects invalidations to a subscriber that reads them as pub/sub messages, and L1 keeps RESP2
+// replies that each caller's command turns into its result. ioredis 5 has no such option and ignores it.
+const RESP2 = { protocol: 2 } as Partial<RedisOptions>
+
 /** ioredis options for one of the agent's own connections. */
 export function roleOptions(
   role: ConnectionRole,
@@ -26,6 +31,7 @@ export function roleOptions(
     ...ROLE_OPTIONS[role],
     enableAutoPipelining: false,
     retryStrategy,
+    ...RESP2,
     connectionName: `heatsink:${role}:${agentId.replace(/[^A-Za-z0-9_.:-]/g, '_')}`,
     ...extra,
   }

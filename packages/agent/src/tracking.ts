@@ -75,6 +75,12 @@ export class TrackedConnection {
       replyEncoding: null,
     })
     const pttl = new Command('PTTL', [key])
+    // The connection may be of another ioredis than this package's (an application's ioredis 6 client while
+    // the agent resolved 5), whose sendCommand calls setReplyContext, absent from ioredis 5's Command. These
+    // replies take no transformer (the read's upper-case name, PTTL's integer), so the context changes nothing.
+    for (const command of [read, pttl] as Array<Command & { setReplyContext?: () => void }>) {
+      command.setReplyContext ??= () => {}
+    }
     this.#connection.sendCommand(read)
     this.#connection.sendCommand(pttl)
     return Promise.all([read.promise, pttl.promise as Promise<number>])

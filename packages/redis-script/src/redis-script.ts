@@ -63,6 +63,11 @@ export class RedisScript {
         }
         return super.toWritable(socket)
       }
+
+      // An ioredis 6 client calls this on every command it sends; ioredis 5's Command lacks it, which matters
+      // when this package resolved ioredis 5 and runs on an application's ioredis 6 client. Script replies take
+      // no reply transformer, so the context changes nothing for them.
+      setReplyContext(): void {}
     }
   }
 
