@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 const redis = useTestRedis()
 const postgres = useTestPostgres()
 
-describe("the aggregator process (the container's start command)", () => {
+describe('the aggregator process (its built entry, which the image runs from the deployed package)', () => {
   let child: ChildProcess | undefined
   afterEach(() => {
     child?.kill('SIGKILL')
