@@ -1,3 +1,4 @@
+import { parseArgs } from 'node:util'
 import { ensurePostgres, ensureRedis } from '@heatsink/devservices'
 import { benchAggregatorIngest } from './aggregator-ingest.bench.js'
 import { benchClusterSlot } from './cluster-slot.bench.js'
@@ -35,11 +36,7 @@ const benchmarks: Record<string, () => ResultRow[] | Promise<ResultRow[]>> = {
   'cluster-slot': benchClusterSlot,
 }
 
-const only = process.argv[2]
-if (only !== undefined && !(only in benchmarks)) {
-  console.error(`unknown benchmark ${only}; known: ${Object.keys(benchmarks).join(', ')}`)
-  process.exit(2)
-}
+const only = benchmarkToRun(process.argv.slice(2))
 // Real services, found or started as the tests do: REDIS_URL / DATABASE_URL, else 127.0.0.1, else private ones.
 const redis = await ensureRedis({ log: (message) => console.log(message) })
 const postgres = await ensurePostgres({ log: (message) => console.log(message) })
@@ -59,3 +56,19 @@ try {
   await postgres.stop()
 }
 console.log(`results written to ${saveRows(rows, { merge: only !== undefined })}`)
+
+/** The one benchmark named on the command line, or undefined for all; exits 2 naming what it cannot use. */
+function benchmarkToRun(args: string[]): string | undefined {
+  const known = Object.keys(benchmarks).join(', ')
+  try {
+    // Strict: no flag is known, so `--proxy` is an error naming it rather than a run of everything.
+    const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true })
+    if (positionals.length > 1) throw new Error(`one benchmark at a time, got ${positionals.join(' ')}`)
+    const only = positionals[0]
+    if (only !== undefined && !(only in benchmarks)) throw new Error(`unknown benchmark ${only}`)
+    return only
+  } catch (error) {
+    console.error(`${(error as Error).message}; known: ${known}`)
+    process.exit(2)
+  }
+}

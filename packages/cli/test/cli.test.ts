@@ -211,6 +211,17 @@ describe('the heatsink command', () => {
     const unknown = await heatsink(['promote', 'k', '--mitigaton', 'split'])
     expect(unknown.code).toBe(2)
     expect(unknown.stderr).toContain("Unknown option '--mitigaton'")
+    const unknownShort = await heatsink(['hotkeys', '-x'])
+    expect(unknownShort.code).toBe(2)
+    expect(unknownShort.stderr).toContain("heatsink hotkeys: Unknown option '-x'")
+    const missing = await heatsink(['promote', 'k', '--mitigation'])
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toContain(
+      "Option '-m, --mitigation <value>' argument missing; see heatsink promote --help",
+    )
+    const missingGlobal = await heatsink(['hotkeys', '--url'])
+    expect(missingGlobal.code).toBe(2)
+    expect(missingGlobal.stderr).toContain("Option '-u, --url <value>' argument missing")
     expect((await heatsink(['frobnicate'])).code).toBe(2)
     expect((await heatsink(['promote', 'k', '-m', 'cache'])).stderr).toContain(
       '--mitigation must be one of local_cache, split, coalesce',

@@ -1,3 +1,5 @@
+import { parseArgs } from 'node:util'
+
 /** What one soak run does; every field has a command-line flag of the same name (`--minutes=30`). */
 export interface SoakOptions {
   /** Length of the run. */
@@ -12,23 +14,32 @@ export interface SoakOptions {
 
 const DEFAULTS: SoakOptions = { minutes: 30, agents: 4, rate: 18_000, sampleSeconds: 5 }
 
-/** Reads `--name=value` flags (pnpm passes a lone `--` through, which is skipped); throws naming a bad one. */
+const NAMES = Object.keys(DEFAULTS) as (keyof SoakOptions)[]
+
+/**
+ * Reads `--name=value` (or `--name value`) flags with node:util's parseArgs, strict, so a misspelt or valueless
+ * flag is an error naming it; a lone `--` before them (as `pnpm soak -- --minutes=3` may pass on) is skipped.
+ */
 export function parseSoakOptions(argv: readonly string[]): SoakOptions {
+  const args = argv[0] === '--' ? argv.slice(1) : [...argv]
+  let values: Partial<Record<keyof SoakOptions, string>>
+  try {
+    values = parseArgs({
+      args,
+      options: Object.fromEntries(NAMES.map((name) => [name, { type: 'string' as const }])),
+      strict: true,
+      allowPositionals: false,
+    }).values as typeof values
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; expected any of ${NAMES.map((k) => `--${k}=N`).join(' ')}`)
+  }
   const options: Record<string, number> = { ...DEFAULTS }
-  for (const arg of argv) {
-    if (arg === '--') continue
-    const match = /^--([a-zA-Z]+)=(.*)$/.exec(arg)
-    const name = match?.[1]
-    if (match === null || name === undefined || !(name in DEFAULTS)) {
-      throw new Error(
-        `unknown argument ${arg}; expected any of ${Object.keys(DEFAULTS)
-          .map((k) => `--${k}=N`)
-          .join(' ')}`,
-      )
-    }
-    const value = Number(match[2])
+  for (const name of NAMES) {
+    const text = values[name]
+    if (text === undefined) continue
+    const value = Number(text)
     if (!(value > 0) || !Number.isFinite(value))
-      throw new Error(`--${name} must be a positive number, got '${match[2]}'`)
+      throw new Error(`--${name} must be a positive number, got '${text}'`)
     options[name] = value
   }
   if (!Number.isInteger(options.agents))

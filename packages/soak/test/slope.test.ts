@@ -38,6 +38,7 @@ describe('parseSoakOptions', () => {
   it('reads --name=value flags after pnpm’s lone --, with defaults for the rest', () => {
     const options = parseSoakOptions(['--', '--minutes=3', '--agents=2'])
     expect(options).toEqual({ minutes: 3, agents: 2, rate: 18_000, sampleSeconds: 5 })
+    expect(parseSoakOptions(['--rate', '9000']).rate).toBe(9000)
     expect(warmUpSeconds(options)).toBe(60)
     expect(warmUpSeconds(parseSoakOptions(['--minutes=30']))).toBe(120)
   })
@@ -46,7 +47,9 @@ describe('parseSoakOptions', () => {
     expect(() => parseSoakOptions(['--minutes=abc'])).toThrow(
       "--minutes must be a positive number, got 'abc'",
     )
-    expect(() => parseSoakOptions(['--hours=1'])).toThrow('unknown argument --hours=1')
+    expect(() => parseSoakOptions(['--hours=1'])).toThrow("Unknown option '--hours'")
+    expect(() => parseSoakOptions(['--minutes'])).toThrow("Option '--minutes <value>' argument missing")
+    expect(() => parseSoakOptions(['30'])).toThrow("Unexpected argument '30'")
     expect(() => parseSoakOptions(['--agents=2.5'])).toThrow('--agents must be a whole number')
   })
 })
