@@ -45,7 +45,7 @@ describe("the quickstart (the README's first command)", () => {
     holder.close()
     // Progress from the first line, the dashboard's address before anything else about the cluster.
     expect(output.split('\n')[0]).toBe(
-      'Heatsink quickstart: starting Redis, 2 aggregator replicas and 3 agent processes...',
+      'Heatsink quickstart: starting Redis, 2 aggregator replicas, 3 agent processes and a proxy...',
     )
     expect(output.indexOf('Dashboard: http://127.0.0.1:')).toBeLessThan(
       output.indexOf('API docs: http://127.0.0.1:'),
@@ -64,6 +64,15 @@ describe("the quickstart (the README's first command)", () => {
     expect(namespace, output).toBeDefined()
     expect(output).toMatch(/demo:post:42 promoted \(auto\): local_cache, [0-9.]+ s after the traffic began/)
     expect(output).toContain('demo:post:42 was detected and mitigated.')
+    // The plain client (no Heatsink code) through the proxy: its key detected from the proxy's reports, and then
+    // answered by the proxy's L1.
+    expect(output).toMatch(/Proxy: redis:\/\/127\.0\.0\.1:\d+/)
+    expect(output).toMatch(/demo:profile:celebrity promoted \(auto\): local_cache/)
+    const proxied =
+      /demo:profile:celebrity via the proxy: [\d,]+ reads by the plain client, ([\d.]+)% from the proxy's L1\n*$/.exec(
+        output,
+      )
+    expect(Number(proxied?.[1]), output).toBeGreaterThan(0)
     expect(code, output).toBe(0)
     const left = await redis().client().keys('demo:*')
     expect(left).toEqual([])

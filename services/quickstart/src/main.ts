@@ -6,11 +6,13 @@ import { Redis } from 'ioredis'
 import { type ControlPlane, startControlPlane } from './control-plane.js'
 import { eventLine, fit, renderSummary, renderView, type ViewEvent, type ViewState } from './dashboard.js'
 import { parseQuickstartOptions } from './options.js'
+import { type ProxyProcess, startProxyProcess } from './proxy-process.js'
 import { markRunning, otherRunsLive, removeAbandonedRuns, removeKeys, runNamespace } from './run-namespace.js'
 import { backgroundKey, QUICKSTART_HOT_RPS, SCENARIO } from './scenario.js'
 
 // The README's first command: a small live Heatsink cluster (two aggregator replicas, three agent processes
-// driving realistic traffic) and a live view of what it detects and mitigates. Runs until Ctrl-C, or for
+// driving realistic traffic, and a proxy with a plain client behind it) and a live view of what it detects and
+// mitigates. Runs until Ctrl-C, or for
 // --seconds=N, and stops everything it started.
 
 const AGENTS = 3
@@ -26,7 +28,7 @@ try {
 }
 const interactive = process.stdout.isTTY === true
 // Progress from the first second: each step says what it is doing before doing it.
-console.log('Heatsink quickstart: starting Redis, 2 aggregator replicas and 3 agent processes...')
+console.log('Heatsink quickstart: starting Redis, 2 aggregator replicas, 3 agent processes and a proxy...')
 
 let redisService: RunningService
 try {
@@ -46,6 +48,8 @@ await seed(redis)
 
 console.log('Starting the control plane (2 aggregator replicas, registry migrations)...')
 const control: ControlPlane = await startControlPlane(redisService.url, namespace)
+console.log('Starting the Heatsink proxy (any Redis client, in any language, can use it)...')
+const proxy: ProxyProcess = await startProxyProcess(redisService.url, namespace)
 const events: ViewEvent[] = []
 const detectedAt = new Map<string, number>()
 const redisBefore = new Map<string, number>()
@@ -59,7 +63,7 @@ subscriber.on('message', (_channel, message) => {
     return
   }
   const { key, mitigation, splitFactor, source } = event.entry
-  const onsetSeconds = [SCENARIO.viral, SCENARIO.counter, SCENARIO.expiring].find(
+  const onsetSeconds = [SCENARIO.viral, SCENARIO.counter, SCENARIO.expiring, SCENARIO.proxied].find(
     (s) => s.key === key,
   )?.startSeconds
   const onset = onsetSeconds === undefined ? undefined : startedAt + onsetSeconds * 1000
@@ -94,12 +98,21 @@ for (let index = 0; index < AGENTS; index++) {
   children.push(child)
 }
 
+// The client that is not an agent: plain ioredis through the proxy.
+const plainClient = fork(fileURLToPath(new URL('./plain-client.js', import.meta.url)), [], {
+  env: { ...process.env, PROXY_PORT: String(proxy.port), SCENARIO_START: String(startedAt) },
+  stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+})
+children.push(plainClient)
+
 // The dashboard first: it is what to open. Nothing is opened for the user.
 const header = [
   `Dashboard: ${control.urls[0]}/   (replica 2: ${control.urls[1]}/, the same picture)`,
   'Heatsink quickstart: 2 aggregator replicas, 3 agent processes, live traffic. Ctrl-C stops everything.',
   `API docs: ${control.urls[0]}/docs   registry: ${control.database}`,
   ...control.portNotes,
+  `Proxy: redis://127.0.0.1:${proxy.port}${proxy.fellBack ? ' (6380 is taken)' : ''}, Heatsink's RESP proxy: a plain ioredis client (no Heatsink code)`,
+  `  reads ${SCENARIO.proxied.key} through it at ${SCENARIO.proxied.rps.toLocaleString('en')} req/s from +${SCENARIO.proxied.startSeconds}s`,
   `Redis: ${redisService.url}${redisService.started ? ' (private, started for this run)' : ''}   namespace ${namespace}   hot at ${QUICKSTART_HOT_RPS.toLocaleString('en')} req/s cluster-wide`,
   `Traffic: ${(SCENARIO.backgroundRps * AGENTS).toLocaleString('en')} req/s Zipf background over ${SCENARIO.backgroundKeys.toLocaleString('en')} keys; ${SCENARIO.viral.key} goes viral at +${SCENARIO.viral.startSeconds}s (${(SCENARIO.viral.rpsPerAgent * AGENTS).toLocaleString('en')} req/s);`,
   `  its like counter ${SCENARIO.counter.key} turns write-hot at +${SCENARIO.counter.startSeconds}s (${(SCENARIO.counter.rpsPerAgent * AGENTS).toLocaleString('en')} INCR/s); ${SCENARIO.expiring.key}, loaded from a ${SCENARIO.expiring.loadMs} ms "database" with a ${SCENARIO.expiring.ttlSeconds} s TTL, is read at ${(SCENARIO.expiring.rpsPerAgent * AGENTS).toLocaleString('en')} req/s from +${SCENARIO.expiring.startSeconds}s`,
@@ -152,7 +165,14 @@ async function frame(): Promise<void> {
     expiringFor > 0
       ? `${SCENARIO.expiring.key}: ${loads} database load(s) in ${expiringFor} s of ${(SCENARIO.expiring.rpsPerAgent * AGENTS).toLocaleString('en')} reads/s with a ${SCENARIO.expiring.ttlSeconds} s TTL (about one per expiry; without coalescing, each expiry would send every waiting reader to the database)`
       : ''
-  const state: ViewState = { elapsedSeconds, header, entries, events, startedAt, footer }
+  const state: ViewState = {
+    elapsedSeconds,
+    header,
+    entries,
+    events,
+    startedAt,
+    footer: [await proxiedLine(), footer].filter((line) => line !== '').join('\n'),
+  }
   if (interactive) {
     process.stdout.write(`\x1b[2J\x1b[H${renderView(state)}\n\n  t = +${elapsedSeconds}s\n`)
   } else {
@@ -165,6 +185,15 @@ async function frame(): Promise<void> {
       console.log(renderSummary(state))
     }
   }
+}
+
+// What the proxy did for the client that knows nothing of Heatsink (its only client: every GET is the key's).
+async function proxiedLine(): Promise<string> {
+  const { gets, servedFromL1 } = await proxy
+    .reads(SCENARIO.proxied.key)
+    .catch(() => ({ gets: 0, servedFromL1: 0 }))
+  if (gets === 0) return ''
+  return `${SCENARIO.proxied.key} via the proxy: ${gets.toLocaleString('en')} reads by the plain client, ${((100 * servedFromL1) / gets).toFixed(1)}% from the proxy's L1`
 }
 
 let stopping = false
@@ -189,6 +218,8 @@ async function stop(): Promise<void> {
         }),
     ),
   )
+  const proxiedSummary = await proxiedLine()
+  await proxy.stop()
   await subscriber.quit()
   await control.stop()
   await removeKeys(redis, `${namespace}:*`)
@@ -202,6 +233,7 @@ async function stop(): Promise<void> {
       ? `\n${SCENARIO.viral.key} was detected and mitigated.`
       : `\n${SCENARIO.viral.key} was not detected.`,
   )
+  if (proxiedSummary !== '') console.log(proxiedSummary)
   process.exit(Number.isFinite(seconds) && seconds > SCENARIO.viral.startSeconds + 3 && !detected ? 1 : 0)
 }
 process.on('SIGINT', () => void stop())
@@ -212,5 +244,6 @@ async function seed(client: Redis): Promise<void> {
   const pipeline = client.pipeline()
   for (let i = 0; i < SCENARIO.backgroundKeys; i++) pipeline.set(backgroundKey(i), `product ${i}`, 'EX', 3600)
   pipeline.set(SCENARIO.viral.key, JSON.stringify({ id: 42, text: 'a post everyone reads' }), 'EX', 3600)
+  pipeline.set(SCENARIO.proxied.key, JSON.stringify({ id: 7, name: 'a celebrity' }), 'EX', 3600)
   await pipeline.exec()
 }

@@ -8,6 +8,11 @@ export const SCENARIO = {
   backgroundRps: 3_000,
   /** A post that goes viral: read-mostly, so it should be served from the agents' L1 caches. */
   viral: { key: 'demo:post:42', startSeconds: 5, rpsPerAgent: 2_000 },
+  /**
+   * A celebrity's profile read by a service that is not on Node at all (a plain client, no Heatsink code) through
+   * the Heatsink proxy: the proxy counts, reports and then answers it from its own L1.
+   */
+  proxied: { key: 'demo:profile:celebrity', startSeconds: 3, rps: 4_000 },
   /** Its like counter, incremented by every reader: write-hot, so it should be split over shards. */
   counter: { key: 'demo:likes:post:42', startSeconds: 12, rpsPerAgent: 1_500 },
   /**
