@@ -78,6 +78,8 @@ export interface HeatsinkNames {
   readonly splitReconcilerLeaseKey: string
   /** Sorted set of recently folded split layouts (`<splitFactor>:<key>`, score: until when to re-check them). */
   readonly splitFoldedKey: string
+  /** Lease of the aggregator replica that exports the cluster-wide gauges (registry size, stream backlog). */
+  readonly metricsReporterLeaseKey: string
 }
 
 /** Build the Redis names for one Heatsink deployment; throws InvalidNamespaceError on a bad namespace. */
@@ -124,6 +126,7 @@ export function createNames(
     splitStampKey: (key: string) => `${namespace}:split-stamp:${sameSlotTag(key)}:${key}`,
     splitReconcilerLeaseKey: `${namespace}:split-reconciler`,
     splitFoldedKey: `${namespace}:split-folded`,
+    metricsReporterLeaseKey: `${namespace}:metrics-reporter`,
   })
 }
 

@@ -17,6 +17,8 @@ import { createMetrics, type Metrics } from './metrics.js'
 import { EventLog } from './registry/event-log.js'
 import { RegistryPublisher } from './registry/registry-publisher.js'
 import { RegistryService } from './registry/registry-service.js'
+import { registerClusterGauges } from './reporting/cluster-gauges.js'
+import { ReporterLease } from './reporting/reporter-lease.js'
 import { Ticker } from './ticker.js'
 import type { TrafficReader } from './traffic-reader.js'
 
@@ -40,6 +42,8 @@ export interface AggregatorOptions {
   readonly publishIntervalMs?: number
   /** How often expired manual promotions are demoted. Default 1000 ms. */
   readonly expiryIntervalMs?: number
+  /** How long the metrics reporter lease lasts (renewed every third of it). Default 15000 ms. */
+  readonly metricsReporterLeaseMs?: number
 }
 
 /** One aggregator replica: its parts, and start/stop for the whole. */
@@ -78,7 +82,7 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
   const clock = options.clock ?? systemClock
   const migrationsDir = options.migrationsDir ?? MIGRATIONS_DIR
   const names = createNames(config.namespace)
-  const metrics = createMetrics()
+  const metrics = createMetrics({ reportStreams: names.reportStreams })
   const db =
     options.db ??
     (config.databaseUrl === null
@@ -155,6 +159,21 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
       sketchMaxRelativeError: metrics.sketchMaxRelativeError,
     },
   })
+  const reporterLease = new ReporterLease({
+    redis,
+    leaseKey: names.metricsReporterLeaseKey,
+    replicaId: config.replicaId,
+    ...(options.metricsReporterLeaseMs === undefined ? {} : { ttlMs: options.metricsReporterLeaseMs }),
+    log,
+  })
+  registerClusterGauges(metrics.registry, {
+    lease: reporterLease,
+    registry,
+    redis,
+    reportStreams: names.reportStreams,
+    consumerGroup: names.consumerGroup,
+    log,
+  })
   const traffic: TrafficReader = options.trafficReader ?? detection.traffic
   const events = new EventLog(db)
   const feed = new LiveFeed({
@@ -178,7 +197,7 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
   const app = buildApi({
     registry,
     traffic,
-    metrics: metrics.registry,
+    metrics,
     probes,
     apiToken: config.apiToken,
     log,
@@ -208,6 +227,7 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
     },
     { name: 'registry publisher', start: () => publisher.start(), stop: () => publisher.stop() },
     { name: 'registry expiry', start: async () => expiry.start(), stop: () => expiry.stop() },
+    { name: 'metrics reporter lease', start: () => reporterLease.start(), stop: () => reporterLease.stop() },
   ]
   const ingest: Component = {
     name: 'detection',

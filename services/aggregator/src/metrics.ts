@@ -1,4 +1,27 @@
+import { readFileSync } from 'node:fs'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+
+/** The aggregator's package version, read once: src/ and dist/ both sit next to package.json. */
+export const AGGREGATOR_VERSION: string = JSON.parse(
+  readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
+).version
+
+// Every reason a report is dead-lettered (see docs/operations.md): counted from 0, so a rate() of any of them
+// is defined before the first one happens.
+const DEAD_LETTER_REASONS = [
+  'E_MALFORMED_MESSAGE',
+  'E_WIRE_VERSION',
+  'E_MISSING_FIELD',
+  'E_WINDOW_MISMATCH',
+  'E_FROM_THE_FUTURE',
+] as const
+const REGISTRY_EVENT_TYPES = ['promote', 'update', 'demote'] as const
+
+/** What createMetrics knows in advance, to start each labelled counter's series at 0. */
+export interface MetricsOptions {
+  /** The report streams read (HeatsinkNames.reportStreams). */
+  readonly reportStreams?: readonly string[]
+}
 
 /** Every metric one aggregator instance exports, on its own prom-client Registry. */
 export interface Metrics {
@@ -16,8 +39,8 @@ export interface Metrics {
   readonly ingestGroupRecreated: Counter<'stream'>
   /** Stream entries set aside as undecodable or refused, by reason. */
   readonly deadLetters: Counter<'reason'>
-  /** Active registry entries, by mitigation. */
-  readonly hotKeys: Gauge<'mitigation'>
+  /** API request durations, by method, route pattern and status code. */
+  readonly httpRequestDuration: Histogram<'method' | 'route' | 'status_code'>
   /** From the reports first showing a key hot to its promote event being published. */
   readonly detectionLatency: Histogram
   /** Registry events this replica published on the registry channel, by type. */
@@ -39,15 +62,29 @@ export interface Metrics {
 }
 
 /**
- * A fresh Registry with the default process metrics and every Heatsink metric. Not prom-client's global
- * registry, so several aggregators (tests, replicas in one process) each count on their own.
+ * A fresh Registry with the default process metrics and every Heatsink metric of this replica (the cluster-wide
+ * gauges are registered by registerClusterGauges). Not prom-client's global registry, so several aggregators
+ * (tests, replicas in one process) each count on their own.
  */
-export function createMetrics(): Metrics {
+export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
   const registers = [registry]
-  return {
+  new Gauge({
+    name: 'heatsink_build_info',
+    help: 'Always 1; the labels say which release and Node.js version this replica runs',
+    labelNames: ['version', 'node_version'],
+    registers,
+  }).set({ version: AGGREGATOR_VERSION, node_version: process.version }, 1)
+  const metrics: Metrics = {
     registry,
+    httpRequestDuration: new Histogram({
+      name: 'heatsink_http_request_duration_seconds',
+      help: 'API requests from arrival to the last byte of the answer, by route pattern (not the raw URL) and status',
+      labelNames: ['method', 'route', 'status_code'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    }),
     ingestReports: new Counter({
       name: 'heatsink_ingest_reports_total',
       help: 'Window reports read from the report streams',
@@ -78,12 +115,6 @@ export function createMetrics(): Metrics {
       name: 'heatsink_dead_letter_total',
       help: 'Report stream entries set aside on the dead-letter stream',
       labelNames: ['reason'],
-      registers,
-    }),
-    hotKeys: new Gauge({
-      name: 'heatsink_hot_keys',
-      help: 'Active registry entries',
-      labelNames: ['mitigation'],
       registers,
     }),
     detectionLatency: new Histogram({
@@ -140,4 +171,9 @@ export function createMetrics(): Metrics {
       registers,
     }),
   }
+  // prom-client prints a labelled series only once it has a value.
+  for (const reason of DEAD_LETTER_REASONS) metrics.deadLetters.inc({ reason }, 0)
+  for (const type of REGISTRY_EVENT_TYPES) metrics.registryEventsPublished.inc({ type }, 0)
+  for (const stream of options.reportStreams ?? []) metrics.ingestGroupRecreated.inc({ stream }, 0)
+  return metrics
 }

@@ -72,7 +72,7 @@ describe.each(databaseImplementations)('awkward keys on $name', ({ open }) => {
     'serves a key with %s over the API: promote 201, list, stats, delete 204',
     async (_, key) => {
       const traffic: TrafficReader = { requestsPerSecond: async () => null, keyStats: async () => undefined }
-      app = buildApi({ registry, traffic, metrics: createMetrics().registry, probes: [], apiToken: null })
+      app = buildApi({ registry, traffic, metrics: createMetrics(), probes: [], apiToken: null })
       const path = `/hotkeys/${encodeURIComponent(key)}`
 
       const created = await app.inject({
@@ -95,7 +95,7 @@ describe.each(databaseImplementations)('awkward keys on $name', ({ open }) => {
 
   it('answers POST /hotkeys/a%00b/promote with 201', async () => {
     const traffic: TrafficReader = { requestsPerSecond: async () => null, keyStats: async () => undefined }
-    app = buildApi({ registry, traffic, metrics: createMetrics().registry, probes: [], apiToken: null })
+    app = buildApi({ registry, traffic, metrics: createMetrics(), probes: [], apiToken: null })
     const created = await app.inject({
       method: 'POST',
       url: '/hotkeys/a%00b/promote',

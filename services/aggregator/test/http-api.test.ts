@@ -47,7 +47,7 @@ describe('REST API', () => {
     const app = buildApi({
       registry,
       traffic,
-      metrics: createMetrics().registry,
+      metrics: createMetrics(),
       probes: options.probes ?? [],
       apiToken: options.apiToken ?? null,
     })
@@ -214,6 +214,27 @@ describe('REST API', () => {
         message: 'Route GET:/hotkey not found',
       })
     })
+
+    it('answers 409 when another registered key holds the key hash, and changes nothing', async () => {
+      const app = api()
+      expect((await promote(app, 'first', { mitigation: 'local_cache' })).statusCode).toBe(201)
+      // A 64-bit collision cannot be searched for in a test, so the stored row is given the other key's hash.
+      await postgres.db.query('UPDATE hot_key_registry SET key_hash = $1 WHERE key_hash = $2', [
+        keyHash('second'),
+        keyHash('first'),
+      ])
+      const conflict = await promote(app, 'second', { mitigation: 'split', splitFactor: 2 })
+      expect(conflict.statusCode).toBe(409)
+      expect(conflict.json()).toEqual({
+        statusCode: 409,
+        code: 'E_KEY_HASH_COLLISION',
+        error: 'Conflict',
+        message: `key hash ${keyHash('second')} of "second" is already taken by "first"`,
+      })
+      expect((await app.inject({ url: '/hotkeys' })).json().hotkeys).toEqual([
+        expect.objectContaining({ key: 'first', mitigation: 'local_cache' }),
+      ])
+    })
   })
 
   describe('stats', () => {
@@ -293,7 +314,7 @@ describe('REST API', () => {
       const app = buildApi({
         registry,
         traffic,
-        metrics: createMetrics().registry,
+        metrics: createMetrics(),
         probes,
         probeTimeoutMs: 50,
         apiToken: null,
@@ -356,7 +377,7 @@ describe('REST API', () => {
       ])
       const promoteOp = document.paths['/hotkeys/{key}/promote'].post
       expect(promoteOp.security).toEqual([{ bearerAuth: [] }])
-      expect(Object.keys(promoteOp.responses).sort()).toEqual(['200', '201', '400', '401', '503'])
+      expect(Object.keys(promoteOp.responses).sort()).toEqual(['200', '201', '400', '401', '409', '503'])
       const body = promoteOp.requestBody.content['application/json'].schema
       expect(Object.keys(body.properties).sort()).toEqual(['mitigation', 'splitFactor', 'ttlSeconds'])
       expect(body.required).toEqual(['mitigation'])

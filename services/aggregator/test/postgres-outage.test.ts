@@ -55,7 +55,7 @@ describe('a Postgres outage', () => {
     const app = buildApi({
       registry,
       traffic: NO_TRAFFIC,
-      metrics: metrics.registry,
+      metrics,
       probes: [],
       apiToken: null,
     })

@@ -86,6 +86,8 @@ export class CooldownSweeper {
           reason: `below ${coolRps} req/s for ${coolSeconds} s`,
           requestsPerSecond: rps,
           onlySource: 'auto',
+          // Logged with the newest window the cool-down was judged on.
+          log: log.child({ window: latest }),
         })
         this.#coolSince.delete(entry.key)
         detector.forget(entry.key)

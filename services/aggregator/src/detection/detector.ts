@@ -82,6 +82,8 @@ export class Detector {
             reason: `cluster-wide ${Math.round(requestsPerSecond)} req/s reached ${hotRps} req/s`,
             requestsPerSecond,
             onsetAt: crossing.windowStart,
+            // No request to trace an automatic promotion to: its lines carry the window that crossed instead.
+            log: this.#options.log.child({ window: crossing.windowStart }),
           },
           failures,
         )
@@ -98,7 +100,8 @@ export class Detector {
   }
 
   async #promote(request: PromotionRequest, failures = 0): Promise<void> {
-    const { registry, log } = this.#options
+    const { registry } = this.#options
+    const log = request.log ?? this.#options.log
     // This attempt supersedes any waiting one for the key; a failure below puts it back.
     this.#pending.delete(request.key)
     try {

@@ -7,17 +7,12 @@ import Fastify, {
   type FastifyInstance,
   type RawServerDefault,
 } from 'fastify'
-import {
-  createJsonSchemaTransform,
-  serializerCompiler,
-  validatorCompiler,
-  type ZodTypeProvider,
-} from 'fastify-type-provider-zod'
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod'
 import type { Logger } from 'pino'
-import type { Registry } from 'prom-client'
 import type { AgentDirectory } from '../agents/agent-directory.js'
-import { InvalidRegistryInputError, RegistryUnavailableError } from '../errors.js'
+import { InvalidRegistryInputError, KeyHashCollisionError, RegistryUnavailableError } from '../errors.js'
 import type { LiveFeed } from '../live/live-feed.js'
+import type { Metrics } from '../metrics.js'
 import type { EventLog } from '../registry/event-log.js'
 import type { RegistryService } from '../registry/registry-service.js'
 import type { KeyStatsStore } from '../traffic/key-stats-store.js'
@@ -27,14 +22,19 @@ import { dashboardAssets, dashboardDir } from './dashboard-assets.js'
 import { hotkeyRoutes } from './hotkey-routes.js'
 import { insightRoutes } from './insight-routes.js'
 import { liveRoute } from './live-route.js'
+import { openApiOptions } from './openapi.js'
 import { opsRoutes, type ReadinessProbe } from './ops-routes.js'
 import { replyError } from './reply-error.js'
+import { echoRequestId, requestIdOf } from './request-id.js'
+import { RequestLogController } from './request-logging.js'
+import { observeRequestDurations } from './request-metrics.js'
 
 /** What the REST API is built from. */
 export interface ApiOptions {
   readonly registry: RegistryService
   readonly traffic: TrafficReader
-  readonly metrics: Registry
+  /** Served at /metrics; the API's request durations are observed into it. */
+  readonly metrics: Pick<Metrics, 'registry' | 'httpRequestDuration'>
   readonly probes: readonly ReadinessProbe[]
   /** How long a readiness probe may take before it counts as failed. Default 2000 ms. */
   readonly probeTimeoutMs?: number
@@ -78,6 +78,9 @@ export function buildApi(options: ApiOptions): ApiServer {
   const app = Fastify({
     ...(options.log === undefined ? {} : { loggerInstance: options.log as FastifyBaseLogger }),
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // The caller's x-request-id, or a UUID: every log line of the request carries it as `reqId`.
+    genReqId: requestIdOf,
+    logController: new RequestLogController(),
     // Messages read "<where>/<field> <problem>": `body/splitFactor must be a power of two from 1 to 1024`.
     schemaErrorFormatter: (errors, dataVar) =>
       new Error(
@@ -90,6 +93,8 @@ export function buildApi(options: ApiOptions): ApiServer {
   }).withTypeProvider<ZodTypeProvider>()
   // Fastify's own forceCloseConnections ('idle', its default) leaves connections that have not asked anything yet.
   drainOnClose(app, options.closeTimeoutMs ?? 5000)
+  echoRequestId(app)
+  observeRequestDurations(app, options.metrics.httpRequestDuration)
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -98,6 +103,7 @@ export function buildApi(options: ApiOptions): ApiServer {
       return replyError(reply, 503, `${error.message}; nothing was changed, retry later`, error.code)
     }
     if (error instanceof InvalidRegistryInputError) return replyError(reply, 400, error.message, error.code)
+    if (error instanceof KeyHashCollisionError) return replyError(reply, 409, error.message, error.code)
     if (error.validation !== undefined) return replyError(reply, 400, error.message, 'FST_ERR_VALIDATION')
     const status = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500
     if (status < 500) return replyError(reply, status, error.message, error.code)
@@ -105,20 +111,7 @@ export function buildApi(options: ApiOptions): ApiServer {
     return replyError(reply, status, 'internal server error')
   })
 
-  app.register(fastifySwagger, {
-    openapi: {
-      openapi: '3.0.3',
-      info: {
-        title: 'Heatsink control plane',
-        description:
-          'The HotKeyRegistry: list, promote and demote hot keys, and read their live statistics. ' +
-          'Keys are raw Redis keys, percent-encoded in the path.',
-        version: '0.1.0',
-      },
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
-    },
-    transform: createJsonSchemaTransform({ skipList: [] }),
-  })
+  app.register(fastifySwagger, openApiOptions)
   app.register(fastifySwaggerUi, { routePrefix: '/docs' })
   app.register(hotkeyRoutes, {
     registry: options.registry,
@@ -133,7 +126,7 @@ export function buildApi(options: ApiOptions): ApiServer {
   }
   app.register(opsRoutes, {
     probes: options.probes,
-    metrics: options.metrics,
+    metrics: options.metrics.registry,
     ...(options.probeTimeoutMs === undefined ? {} : { probeTimeoutMs: options.probeTimeoutMs }),
   })
   return app

@@ -1,11 +1,21 @@
 import type { RegistryEntry } from '@heatsink/protocol'
+import type { FastifyBaseLogger } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import type { RegistryService } from '../registry/registry-service.js'
 import type { TrafficReader } from '../traffic-reader.js'
 import { bearerAuth } from './bearer-auth.js'
+import { PUBLIC, WRITE_SECURITY } from './openapi.js'
 import { replyError } from './reply-error.js'
-import { ErrorResponse, HotKey, HotKeyList, KeyParams, KeyStatsResponse, PromoteBody } from './schemas.js'
+import {
+  answers,
+  errorAnswer,
+  HotKey,
+  HotKeyList,
+  KeyParams,
+  KeyStatsResponse,
+  PromoteBody,
+} from './schemas.js'
 
 /** What the /hotkeys routes need. */
 export interface HotkeyRoutesOptions {
@@ -22,26 +32,30 @@ const tags = ['hotkeys']
 export const hotkeyRoutes: FastifyPluginAsyncZod<HotkeyRoutesOptions> = async (app, options) => {
   const { registry, traffic } = options
   const guarded = options.apiToken === null ? {} : { onRequest: bearerAuth(options.apiToken) }
-  const security = options.apiToken === null ? {} : { security: [{ bearerAuth: [] }] }
 
   // Live rates come from Redis; a failure there should not hide the registry, so it reads as unknown.
-  const rateOf = (key: string) =>
+  const rateOf = (key: string, log: FastifyBaseLogger) =>
     traffic.requestsPerSecond(key).catch((error: unknown) => {
-      app.log.warn({ err: error, key }, 'reading the live rate failed')
+      log.warn({ err: error, key }, 'reading the live rate failed')
       return null
     })
-  const present = async (entry: RegistryEntry): Promise<HotKey> => toHotKey(entry, await rateOf(entry.key))
+  const present = async (entry: RegistryEntry, log: FastifyBaseLogger): Promise<HotKey> =>
+    toHotKey(entry, await rateOf(entry.key, log))
 
   app.get(
     '/hotkeys',
     {
       schema: {
         tags,
+        operationId: 'listHotKeys',
         summary: 'Active hot keys',
-        response: { 200: HotKeyList, 503: ErrorResponse },
+        security: PUBLIC,
+        response: { 200: HotKeyList, 503: answers.registryUnavailable },
       },
     },
-    async () => ({ hotkeys: await Promise.all((await registry.list()).map(present)) }),
+    async (request) => ({
+      hotkeys: await Promise.all((await registry.list()).map((entry) => present(entry, request.log))),
+    }),
   )
 
   app.post(
@@ -50,13 +64,23 @@ export const hotkeyRoutes: FastifyPluginAsyncZod<HotkeyRoutesOptions> = async (a
       ...guarded,
       schema: {
         tags,
+        operationId: 'promoteHotKey',
         summary: 'Promote a key, or change an active promotion',
         description:
           'Absent fields take their defaults (splitFactor 1, no expiry). 201 when the key was not active; 200 otherwise.',
         params: KeyParams,
         body: PromoteBody,
-        ...security,
-        response: { 200: HotKey, 201: HotKey, 400: ErrorResponse, 401: ErrorResponse, 503: ErrorResponse },
+        security: WRITE_SECURITY,
+        response: {
+          200: HotKey.describe('The key was active already: its entry, changed or not'),
+          201: HotKey.describe('The key was not active: its new entry'),
+          400: answers.invalid,
+          401: answers.unauthorized,
+          409: errorAnswer(
+            "Another key with the same key hash (first 16 hex characters of SHA-256) is in the registry; the key's entry is unchanged",
+          ),
+          503: answers.registryUnavailable,
+        },
       },
     },
     async (request, reply) => {
@@ -70,8 +94,10 @@ export const hotkeyRoutes: FastifyPluginAsyncZod<HotkeyRoutesOptions> = async (a
         source: 'manual',
         actor: ACTOR,
         reason: 'promoted through the API',
+        // The change is logged on the request's logger, so its line carries the request id.
+        log: request.log,
       })
-      return reply.code(result.created ? 201 : 200).send(await present(result.entry))
+      return reply.code(result.created ? 201 : 200).send(await present(result.entry, request.log))
     },
   )
 
@@ -81,21 +107,26 @@ export const hotkeyRoutes: FastifyPluginAsyncZod<HotkeyRoutesOptions> = async (a
       ...guarded,
       schema: {
         tags,
+        operationId: 'demoteHotKey',
         summary: 'Demote a key',
         params: KeyParams,
-        ...security,
+        security: WRITE_SECURITY,
         response: {
           204: z.null().describe('Demoted'),
-          400: ErrorResponse,
-          401: ErrorResponse,
-          404: ErrorResponse,
-          503: ErrorResponse,
+          400: answers.invalid,
+          401: answers.unauthorized,
+          404: errorAnswer('The key is not active in the registry'),
+          503: answers.registryUnavailable,
         },
       },
     },
     async (request, reply) => {
       const { key } = request.params
-      const demoted = await registry.demote(key, { actor: ACTOR, reason: 'demoted through the API' })
+      const demoted = await registry.demote(key, {
+        actor: ACTOR,
+        reason: 'demoted through the API',
+        log: request.log,
+      })
       if (!demoted) return replyError(reply, 404, `key ${JSON.stringify(key)} is not in the registry`)
       return reply.code(204).send(null)
     },
@@ -106,9 +137,18 @@ export const hotkeyRoutes: FastifyPluginAsyncZod<HotkeyRoutesOptions> = async (a
     {
       schema: {
         tags,
+        operationId: 'getHotKeyStats',
         summary: "A key's live traffic and how its mitigation performs",
         params: KeyParams,
-        response: { 200: KeyStatsResponse, 400: ErrorResponse, 404: ErrorResponse, 503: ErrorResponse },
+        security: PUBLIC,
+        response: {
+          200: KeyStatsResponse,
+          400: answers.invalid,
+          404: errorAnswer(
+            'The control plane has never seen the key: no traffic reported and never in the registry',
+          ),
+          503: answers.registryUnavailable,
+        },
       },
     },
     async (request, reply) => {

@@ -3,7 +3,8 @@ import type { AgentDirectory } from '../agents/agent-directory.js'
 import type { EventLog } from '../registry/event-log.js'
 import type { KeyStatsStore } from '../traffic/key-stats-store.js'
 import { AgentList, EventList, EventsQuery, KeyAgentsResponse } from './insight-schemas.js'
-import { ErrorResponse, KeyParams } from './schemas.js'
+import { PUBLIC } from './openapi.js'
+import { answers, KeyParams } from './schemas.js'
 
 /** What the read-only operator routes need. */
 export interface InsightRoutesOptions {
@@ -21,7 +22,9 @@ export const insightRoutes: FastifyPluginAsyncZod<InsightRoutesOptions> = async 
     {
       schema: {
         tags,
+        operationId: 'listAgents',
         summary: 'Agents heard from in the last ten minutes',
+        security: PUBLIC,
         response: { 200: AgentList },
       },
     },
@@ -33,9 +36,11 @@ export const insightRoutes: FastifyPluginAsyncZod<InsightRoutesOptions> = async 
     {
       schema: {
         tags,
+        operationId: 'listRegistryEvents',
         summary: 'Registry changes (promotions, updates, demotions), newest first',
         querystring: EventsQuery,
-        response: { 200: EventList, 400: ErrorResponse, 503: ErrorResponse },
+        security: PUBLIC,
+        response: { 200: EventList, 400: answers.invalid, 503: answers.registryUnavailable },
       },
     },
     async (request) => {
@@ -55,9 +60,11 @@ export const insightRoutes: FastifyPluginAsyncZod<InsightRoutesOptions> = async 
     {
       schema: {
         tags,
+        operationId: 'listHotKeyAgents',
         summary: "Each agent's latest window of statistics for the key",
         params: KeyParams,
-        response: { 200: KeyAgentsResponse, 400: ErrorResponse },
+        security: PUBLIC,
+        response: { 200: KeyAgentsResponse, 400: answers.invalid },
       },
     },
     async (request) => {

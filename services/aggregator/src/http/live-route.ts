@@ -1,7 +1,9 @@
-import type { ServerResponse } from 'node:http'
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http'
 import type { LiveFrame } from '@heatsink/protocol'
 import type { FastifyPluginAsync } from 'fastify'
+import { z } from 'zod'
 import type { LiveFeed } from '../live/live-feed.js'
+import { PUBLIC } from './openapi.js'
 
 /** What GET /live needs. */
 export interface LiveRouteOptions {
@@ -35,8 +37,18 @@ export const liveRoute: FastifyPluginAsync<LiveRouteOptions> = async (app, { fee
     {
       schema: {
         tags: ['operators'],
+        operationId: 'streamLiveFrames',
         summary: 'Live view for the dashboard: server-sent events, one `frame` per window',
-        produces: ['text/event-stream'],
+        description:
+          'Each message is `event: frame` with a JSON LiveFrame; its id is the window of its last point. A client ' +
+          'reconnecting with Last-Event-ID (or `?after=`) gets only the points it missed.',
+        security: PUBLIC,
+        response: {
+          200: {
+            description: 'An endless stream of server-sent events',
+            content: { 'text/event-stream': { schema: z.string() } },
+          },
+        },
       },
     },
     async (request, reply) => {
@@ -45,7 +57,9 @@ export const liveRoute: FastifyPluginAsync<LiveRouteOptions> = async (app, { fee
       )
       reply.hijack()
       const response = reply.raw
+      // The headers set on the reply before it was taken over (x-request-id) go out with the stream's.
       response.writeHead(200, {
+        ...(reply.getHeaders() as OutgoingHttpHeaders),
         'content-type': 'text/event-stream; charset=utf-8',
         'cache-control': 'no-cache, no-transform',
         'x-accel-buffering': 'no',

@@ -1,5 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import type { Registry } from 'prom-client'
+import { z } from 'zod'
+import { PUBLIC } from './openapi.js'
+import { QUIET_ROUTE } from './request-logging.js'
 import { Health, Readiness } from './schemas.js'
 
 /** One dependency /readyz checks: resolves when it answers, rejects with the reason otherwise. */
@@ -24,17 +27,32 @@ export const opsRoutes: FastifyPluginAsyncZod<OpsRoutesOptions> = async (app, op
 
   app.get(
     '/healthz',
-    { schema: { tags, summary: 'The process is alive', response: { 200: Health } } },
+    {
+      config: QUIET_ROUTE,
+      schema: {
+        tags,
+        operationId: 'checkLiveness',
+        summary: 'The process is alive',
+        security: PUBLIC,
+        response: { 200: Health },
+      },
+    },
     async () => ({ status: 'ok' as const }),
   )
 
   app.get(
     '/readyz',
     {
+      config: QUIET_ROUTE,
       schema: {
         tags,
+        operationId: 'checkReadiness',
         summary: 'Redis and Postgres answer, the migrations are applied, and report ingest makes progress',
-        response: { 200: Readiness, 503: Readiness },
+        security: PUBLIC,
+        response: {
+          200: Readiness.describe('Every check passed'),
+          503: Readiness.describe('A check failed; `checks` says which and why'),
+        },
       },
     },
     async (_request, reply) => {
@@ -48,10 +66,18 @@ export const opsRoutes: FastifyPluginAsyncZod<OpsRoutesOptions> = async (app, op
   app.get(
     '/metrics',
     {
+      config: QUIET_ROUTE,
       schema: {
         tags,
+        operationId: 'scrapeMetrics',
         summary: 'Prometheus metrics',
-        produces: ['text/plain'],
+        security: PUBLIC,
+        response: {
+          200: {
+            description: 'Prometheus text exposition format 0.0.4 (see docs/operations.md for the metrics)',
+            content: { [options.metrics.contentType]: { schema: z.string() } },
+          },
+        },
       },
     },
     async (_request, reply) => {

@@ -107,13 +107,22 @@ export const KeyStatsResponse = z.object({
     ),
 })
 
-/** Fastify's error shape. */
-export const ErrorResponse = z.object({
-  statusCode: z.int().min(400).max(599),
-  code: z.string().optional(),
-  error: z.string(),
-  message: z.string(),
-})
+/** Fastify's error shape, one named schema (`Error`) in the OpenAPI document. */
+export const ErrorResponse = z
+  .object({
+    statusCode: z.int().min(400).max(599),
+    code: z.string().optional().describe('Stable code of the failure, such as FST_ERR_VALIDATION'),
+    error: z.string().describe('The status text'),
+    message: z
+      .string()
+      .describe('What went wrong; for a 400, the field that failed: `body/splitFactor must be ...`'),
+  })
+  .meta({ id: 'Error' })
+
+/** A documented error answer: `description` says when it happens. */
+export function errorAnswer(description: string) {
+  return { description, content: { 'application/json': { schema: ErrorResponse } } }
+}
 
 /** Body of GET /readyz. */
 export const Readiness = z.object({
@@ -123,3 +132,12 @@ export const Readiness = z.object({
 
 /** Body of GET /healthz. */
 export const Health = z.object({ status: z.literal('ok') })
+
+/** The error answers several routes share. */
+export const answers = {
+  invalid: errorAnswer('A path parameter, query parameter or body field is invalid; the message names it'),
+  unauthorized: errorAnswer(
+    'No valid `Authorization: Bearer <token>` while HEATSINK_API_TOKEN is set (the answer has WWW-Authenticate)',
+  ),
+  registryUnavailable: errorAnswer('Postgres is unreachable: nothing was read or changed, retry later'),
+}

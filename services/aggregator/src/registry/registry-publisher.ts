@@ -1,10 +1,4 @@
-import {
-  encodeSnapshot,
-  type HeatsinkNames,
-  Mitigation,
-  signRegistryMessage,
-  WIRE_VERSION,
-} from '@heatsink/protocol'
+import { encodeSnapshot, type HeatsinkNames, signRegistryMessage, WIRE_VERSION } from '@heatsink/protocol'
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { type Clock, systemClock } from '../clock.js'
@@ -12,7 +6,7 @@ import type { Database } from '../db/database.js'
 import { aggregatorScripts } from '../lua/scripts.js'
 import type { Metrics } from '../metrics.js'
 import { Ticker } from '../ticker.js'
-import { type RegistryRecord, toEntry } from './registry-record.js'
+import { toEntry } from './registry-record.js'
 import { RegistryStore } from './registry-store.js'
 
 /** Options of RegistryPublisher. */
@@ -118,7 +112,6 @@ export class RegistryPublisher {
     // above the one Postgres gives afterwards was written by someone else.
     const found = await this.#redis.hget(key, 'version')
     const stored = await this.#store.snapshot(this.#db)
-    this.#countHotKeys(stored.records)
     const snapshot = () =>
       this.#sign(
         encodeSnapshot({
@@ -180,13 +173,5 @@ export class RegistryPublisher {
       { found: found.slice(0, 64), version },
       'registry snapshot hash held a version no replica wrote; replaced with the registry from Postgres',
     )
-  }
-
-  #countHotKeys(records: readonly RegistryRecord[]): void {
-    const gauge = this.#metrics?.hotKeys
-    if (gauge === undefined) return
-    for (const mitigation of Mitigation.options) {
-      gauge.set({ mitigation }, records.filter((record) => record.mitigation === mitigation).length)
-    }
   }
 }

@@ -9,7 +9,7 @@ import type { Logger } from 'pino'
 import { type Clock, systemClock } from '../clock.js'
 import { isConnectionError } from '../db/connection-errors.js'
 import type { Database, Queryable } from '../db/database.js'
-import type { RegistryPort } from '../detection/registry-port.js'
+import type { ChangeLogger, RegistryPort } from '../detection/registry-port.js'
 import { KeyHashCollisionError, RegistryUnavailableError } from '../errors.js'
 import type { Metrics } from '../metrics.js'
 import {
@@ -38,6 +38,8 @@ export interface DemoteOptions {
   requestsPerSecond?: number | null
   /** Demote only an entry with this source: the detector's hysteresis never demotes a manual promotion. */
   onlySource?: 'auto'
+  /** Where the demotion is logged (an API request's logger, for its request id); default: the registry's. */
+  log?: ChangeLogger
 }
 
 /** Options of RegistryService. */
@@ -89,10 +91,8 @@ export class RegistryService implements RegistryPort {
     const result = await this.#write('promote', (tx) => this.#promoteIn(tx, wanted, hash))
     if (result.changed) {
       const type = result.created ? 'promote' : 'update'
-      this.#log?.info(
-        { key: wanted.key, version: result.entry.version, source: wanted.source, type },
-        'promoted',
-      )
+      const log = input.log ?? this.#log
+      log?.info({ key: wanted.key, version: result.entry.version, source: wanted.source, type }, 'promoted')
       await this.#published()
     }
     return result
@@ -235,10 +235,8 @@ export class RegistryService implements RegistryPort {
       return record
     })
     if (demoted === undefined) return false
-    this.#log?.info(
-      { key, version: demoted.version, actor: options.actor, reason: options.reason },
-      'demoted',
-    )
+    const log = options.log ?? this.#log
+    log?.info({ key, version: demoted.version, actor: options.actor, reason: options.reason }, 'demoted')
     await this.#published()
     return true
   }
