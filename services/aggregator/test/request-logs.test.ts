@@ -1,12 +1,18 @@
+import { useTestPostgres, useTestRedis } from '@heatsink/test'
 import { type Logger, pino } from 'pino'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createAggregator } from '../src/aggregator.js'
 import { Detector } from '../src/detection/detector.js'
 import { DEFAULT_MITIGATION_POLICY } from '../src/detection/mitigation-policy.js'
 import { type ApiServer, buildApi } from '../src/http/app.js'
 import { createMetrics } from '../src/metrics.js'
 import { RegistryService } from '../src/registry/registry-service.js'
 import { NO_TRAFFIC } from '../src/traffic-reader.js'
-import { openPostgres, type TestDatabase } from './support/fixtures.js'
+import { openPostgres, type TestDatabase, testConfig, until } from './support/fixtures.js'
+import { makeReport, sendReport } from './support/reports.js'
+
+const redis = useTestRedis()
+const testPostgres = useTestPostgres()
 
 /** One pino line as written: level number, message, and the fields. */
 type Line = Record<string, unknown> & { level: number; msg: string }
@@ -165,5 +171,43 @@ describe('request logs', () => {
       [INFO, 'incoming request', '/hotkeys'],
       [INFO, 'request completed', undefined],
     ])
+  })
+
+  it('logs the cool-down demotion of an automatic promotion with its window and replica, on a running aggregator', async () => {
+    const { log, lines } = capturingLogger('info')
+    const aggregator = createAggregator(
+      testConfig({
+        DATABASE_URL: testPostgres().url,
+        HEATSINK_NAMESPACE: redis().namespace,
+        HEATSINK_REPLICA_ID: 'replica-logs',
+        HEATSINK_COOL_SECONDS: '1',
+      }),
+      { log },
+    )
+    await aggregator.start()
+    try {
+      const windowStart = Math.floor(Date.now() / 1000) * 1000
+      await sendReport(
+        redis().client(),
+        aggregator.names,
+        makeReport('agent-1', windowStart, { 'cooling:key': 1500 }),
+      )
+      const changeLines = () => lines.filter((line) => line.msg === 'promoted' || line.msg === 'demoted')
+      await until('the key promoted and, once quiet, demoted', () => changeLines().length >= 3, 10_000)
+
+      const [promoted, , demoted] = changeLines()
+      expect(promoted).toMatchObject({
+        msg: 'promoted',
+        key: 'cooling:key',
+        source: 'auto',
+        window: windowStart,
+      })
+      expect(demoted).toMatchObject({ msg: 'demoted', key: 'cooling:key', actor: 'replica-logs' })
+      expect(demoted?.window).toBeGreaterThanOrEqual(windowStart)
+      for (const line of changeLines()) expect(line).not.toHaveProperty('reqId')
+      expect(lines.find((line) => line.msg === 'demoted after cooling down')?.window).toBe(demoted?.window)
+    } finally {
+      await aggregator.stop()
+    }
   })
 })

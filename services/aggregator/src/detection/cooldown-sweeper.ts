@@ -73,6 +73,8 @@ export class CooldownSweeper {
     }
     for (const key of [...this.#coolSince.keys()]) if (!keys.includes(key)) this.#coolSince.delete(key)
 
+    // Demotions are logged with the newest window the cool-down was judged on: no request to trace them to.
+    const changeLog = log.child({ window: latest })
     await Promise.all(
       entries.map(async (entry, i) => {
         const coolSince = this.#coolSince.get(entry.key)
@@ -86,12 +88,11 @@ export class CooldownSweeper {
           reason: `below ${coolRps} req/s for ${coolSeconds} s`,
           requestsPerSecond: rps,
           onlySource: 'auto',
-          // Logged with the newest window the cool-down was judged on.
-          log: log.child({ window: latest }),
+          log: changeLog,
         })
         this.#coolSince.delete(entry.key)
         detector.forget(entry.key)
-        if (demoted) log.info({ key: entry.key, rps }, 'demoted after cooling down')
+        if (demoted) changeLog.info({ key: entry.key, rps }, 'demoted after cooling down')
       }),
     )
   }
