@@ -1,12 +1,16 @@
+import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { requireServiceUrl, testNamespace } from '@heatsink/test'
+import { promisify } from 'node:util'
+import { REPO_ROOT, requireServiceUrl, testNamespace } from '@heatsink/test'
 import { Redis } from 'ioredis'
 import { describe, expect, inject, it } from 'vitest'
-import { createNpmApp, tarballDependencies } from './support/npm-app.js'
+import { createNpmApp, type NpmApp, tarballDependencies } from './support/npm-app.js'
 import { readmeExamples } from './support/readme-example.js'
 import { runTimeClosure, shippedPackages } from './support/workspace-packages.js'
 
+const execute = promisify(execFile)
 const [useExample, wrapExample] = readmeExamples('packages/agent', 'js')
 
 // Each app runs the README's examples in a Redis database of its own (the examples name their keys without a
@@ -15,6 +19,33 @@ const RUNS = [
   { ioredis: '^5.9.2', other: 'npm:ioredis@^6.0.0', db: 5 },
   { ioredis: '^6.0.0', other: 'npm:ioredis@^5.9.2', db: 6 },
 ]
+
+/**
+ * Type-checks `files` in the app with the workspace's TypeScript, as a user's strict NodeNext project would
+ * (skipLibCheck on, as `tsc --init` sets it: the declarations are built against ioredis 5's types, whose
+ * `duplicate` signatures ioredis 6's generic ones do not accept).
+ */
+async function typecheck(app: NpmApp, files: Record<string, string>): Promise<void> {
+  for (const [name, source] of Object.entries(files)) await writeFile(join(app.dir, name), source)
+  const compilerOptions = {
+    target: 'ES2022',
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    types: ['node'],
+  }
+  await writeFile(
+    join(app.dir, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions, files: Object.keys(files) }),
+  )
+  await execute(join(REPO_ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], {
+    cwd: app.dir,
+  }).catch((error: Error & { stdout?: string }) => {
+    throw new Error(`tsc failed in ${app.dir}:\n${error.stdout ?? error.message}`)
+  })
+}
 
 /** REDIS_URL with its database set to `db`. */
 function urlWithDatabase(db: number): string {
@@ -42,6 +73,7 @@ describe.concurrent('@heatsink/agent installed with npm in an app outside the wo
       ioredis: run.ioredis,
       // A second, different ioredis, for a client the agent did not build from its own copy.
       'other-ioredis': run.other,
+      '@types/node': '^20.19.0',
     })
     const url = urlWithDatabase(run.db)
     const namespace = testNamespace()
@@ -54,6 +86,8 @@ describe.concurrent('@heatsink/agent installed with npm in an app outside the wo
       expect(first.stdout).toBe('hello\nLamp\n')
       const wrapped = await app.runScript('wrap.mjs', wrapExample ?? '', { REDIS_URL: url })
       expect(wrapped.stdout).toBe('hello\n')
+      // The same examples type-check against the shipped declarations and the app's ioredis.
+      await typecheck(app, { 'example.ts': useExample ?? '', 'wrap.ts': wrapExample ?? '' })
 
       const identity = await app.runScript(
         'identity.mjs',
