@@ -93,7 +93,7 @@ export class RegistryService implements RegistryPort {
       const type = result.created ? 'promote' : 'update'
       const log = input.log ?? this.#log
       log?.info({ key: wanted.key, version: result.entry.version, source: wanted.source, type }, 'promoted')
-      await this.#published()
+      await this.#published(log)
     }
     return result
   }
@@ -237,7 +237,7 @@ export class RegistryService implements RegistryPort {
     if (demoted === undefined) return false
     const log = options.log ?? this.#log
     log?.info({ key, version: demoted.version, actor: options.actor, reason: options.reason }, 'demoted')
-    await this.#published()
+    await this.#published(log)
     return true
   }
 
@@ -246,13 +246,14 @@ export class RegistryService implements RegistryPort {
     return record?.key === key ? record : undefined
   }
 
-  async #published(): Promise<void> {
+  // `log` is the change's logger, so a failure after an API call is logged with its request id.
+  async #published(log: ChangeLogger | undefined): Promise<void> {
     if (this.#afterCommit === undefined) return
     try {
       await this.#afterCommit()
     } catch (error) {
       // Committed is committed: the outbox keeps the event, and the publisher's next flush sends it.
-      this.#log?.warn({ err: error }, 'publishing a registry change failed; it will be retried')
+      log?.warn({ err: error }, 'publishing a registry change failed; it will be retried')
     }
   }
 
