@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import closeWithGrace, { type Signals } from 'close-with-grace'
 import { pino } from 'pino'
 import { createAggregator } from './aggregator.js'
 import { loadConfig } from './config.js'
@@ -19,36 +20,40 @@ try {
 const log = pino({ name: 'heatsink-aggregator', level: config.logLevel })
 const aggregator = createAggregator(config, { log })
 
-let stopping = false
-/** Stops the replica and exits with `code`, or with 1 once HEATSINK_SHUTDOWN_TIMEOUT_MS has passed. */
-async function stopAndExit(code: number): Promise<never> {
-  stopping = true
-  const timeoutMs = config.shutdownTimeoutMs
-  // Whatever clients or a stalled Redis or Postgres do, the process ends by this deadline, before Kubernetes'
-  // SIGKILL at the end of its grace period: the exit code and the last log line stay ours.
-  setTimeout(() => {
-    log.error({ timeoutMs }, 'stop did not finish before the shutdown deadline; exiting')
-    process.exit(1)
-  }, timeoutMs)
-  await aggregator.stop()
-  log.info('stopped')
-  process.exit(code)
-}
-
-function shutdown(signal: NodeJS.Signals): void {
-  if (stopping) {
-    log.warn({ signal }, 'second signal: exiting without a clean stop')
-    process.exit(1)
-  }
-  log.info({ signal, timeoutMs: config.shutdownTimeoutMs }, 'stopping')
-  void stopAndExit(0)
-}
-process.on('SIGTERM', shutdown)
-process.on('SIGINT', shutdown)
+// close-with-grace runs one clean stop on SIGTERM or SIGINT, exits 1 at once on a second signal, and exits 1 if the
+// stop is unfinished at HEATSINK_SHUTDOWN_TIMEOUT_MS: whatever clients or a stalled Redis or Postgres do, the
+// process ends by then, before Kubernetes' SIGKILL, so the exit code and the last log line stay ours. The other
+// events it listens to by default are skipped and keep Node's behaviour: other signals, and an uncaught error,
+// which still ends the process at once with its stack trace instead of starting a stop.
+const OTHER_SIGNALS = 'SIGHUP SIGQUIT SIGILL SIGTRAP SIGABRT SIGBUS SIGFPE SIGSEGV SIGUSR2'.split(' ')
+let startError: unknown
+const shutdown = closeWithGrace(
+  {
+    delay: config.shutdownTimeoutMs,
+    logger: false,
+    skip: [...(OTHER_SIGNALS as Signals[]), 'uncaughtException', 'unhandledRejection', 'beforeExit'],
+    onSecondSignal: (signal) => log.warn({ signal }, 'second signal: exiting without a clean stop'),
+    onTimeout: (timeoutMs) =>
+      log.error({ timeoutMs }, 'stop did not finish before the shutdown deadline; exiting'),
+  },
+  async ({ signal }) => {
+    if (signal !== undefined) log.info({ signal, timeoutMs: config.shutdownTimeoutMs }, 'stopping')
+    try {
+      await aggregator.stop()
+    } catch (error) {
+      log.error({ err: error }, 'stop failed')
+      throw error
+    }
+    log.info('stopped')
+    // Rejecting makes close-with-grace exit 1: a replica that could not start is a failure however it stopped.
+    if (startError !== undefined) throw startError
+  },
+)
 
 try {
   await aggregator.start()
 } catch (error) {
   log.fatal({ err: error }, 'start failed')
-  await stopAndExit(1)
+  startError = error
+  shutdown.close()
 }

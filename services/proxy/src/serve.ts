@@ -1,8 +1,12 @@
 import { readFileSync } from 'node:fs'
+import closeWithGrace, { type Signals } from 'close-with-grace'
 import { pino } from 'pino'
 import type { ProxyConfig } from './config.js'
 import { createMetricsServer } from './metrics-server.js'
 import { createProxy } from './proxy.js'
+
+// close-with-grace's signals besides SIGTERM and SIGINT: left to Node's defaults, as before.
+const OTHER_SIGNALS = 'SIGHUP SIGQUIT SIGILL SIGTRAP SIGABRT SIGBUS SIGFPE SIGSEGV SIGUSR2'.split(' ')
 
 /**
  * Runs one proxy process until SIGTERM: the RESP server, its agent and the metrics server. Worker `worker` of a
@@ -51,33 +55,30 @@ export async function serve(config: ProxyConfig, worker?: number): Promise<void>
     (error: unknown) => log.warn({ err: error }, 'agent not ready yet; serving pass-through meanwhile'),
   )
 
-  let stopping = false
-  function shutdown(signal: NodeJS.Signals): void {
-    if (stopping) {
-      log.warn({ signal }, 'second signal: exiting without a clean stop')
-      process.exit(1)
-    }
-    stopping = true
-    const timeoutMs = config.shutdownTimeoutMs
-    log.info({ signal, timeoutMs, clients: proxy.clients }, 'draining')
-    // Whatever clients or a stalled Redis do, the process ends by this deadline.
-    setTimeout(() => {
-      log.error({ timeoutMs }, 'drain did not finish before the shutdown deadline; exiting')
-      process.exit(1)
-    }, timeoutMs).unref()
-    metrics.close()
-    // Clients get most of the deadline to take their last replies; the agent's close has the rest.
-    proxy.close(Math.max(0, timeoutMs - 2000)).then(
-      () => {
-        log.info('stopped')
-        process.exit(0)
-      },
-      (error: unknown) => {
+  // close-with-grace drains once on SIGTERM or SIGINT, exits 1 at once on a second signal, and exits 1 if the drain
+  // is unfinished at HEATSINK_SHUTDOWN_TIMEOUT_MS, whatever clients or a stalled Redis do. The other events it
+  // listens to by default keep Node's behaviour: other signals, and an uncaught error, which ends the process at
+  // once with its stack trace instead of starting a drain.
+  const timeoutMs = config.shutdownTimeoutMs
+  closeWithGrace(
+    {
+      delay: timeoutMs,
+      logger: false,
+      skip: [...(OTHER_SIGNALS as Signals[]), 'uncaughtException', 'unhandledRejection', 'beforeExit'],
+      onSecondSignal: (signal) => log.warn({ signal }, 'second signal: exiting without a clean stop'),
+      onTimeout: () => log.error({ timeoutMs }, 'drain did not finish before the shutdown deadline; exiting'),
+    },
+    async ({ signal }) => {
+      log.info({ signal, timeoutMs, clients: proxy.clients }, 'draining')
+      metrics.close()
+      try {
+        // Clients get most of the deadline to take their last replies; the agent's close has the rest.
+        await proxy.close(Math.max(0, timeoutMs - 2000))
+      } catch (error) {
         log.error({ err: error }, 'stop failed')
-        process.exit(1)
-      },
-    )
-  }
-  process.on('SIGTERM', shutdown)
-  process.on('SIGINT', shutdown)
+        throw error
+      }
+      log.info('stopped')
+    },
+  )
 }
