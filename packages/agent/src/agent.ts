@@ -19,10 +19,12 @@ import { CommandRouter } from './core/command-router.js'
 import { ReplyCache } from './core/reply-cache.js'
 import { SPLIT_ROUTES, type SplitRoute } from './core/split-routes.js'
 import { AgentClosedError, AgentNotReadyError } from './errors.js'
+import { AgentEvents } from './events/agent-events.js'
 import { type Invalidate, InvalidationBus } from './invalidation-bus.js'
 import { L1Cache } from './l1-cache.js'
 import { missSampleWeight } from './miss-sampling.js'
 import { MultiGet } from './multi-get.js'
+import { observedLoader } from './observed-loader.js'
 import { checkLoadOptions } from './options/check-load-options.js'
 import type { ResolvedOptions } from './options.js'
 import { type HotKey, RegistryView } from './registry-view.js'
@@ -40,6 +42,7 @@ import {
   type StrategyTable,
 } from './strategies.js'
 import type { MessageHandler } from './subscriber.js'
+import { AgentTelemetry } from './telemetry/agent-telemetry.js'
 import { type InvalidationChannels, TRACKING_CHANNEL } from './tracking.js'
 
 /** What createAgent hands the agent: the data client, resolved options and the connections it opened. */
@@ -87,6 +90,8 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   readonly #reconciler: Reconciler
   readonly #fillChannel: string
   readonly #connections: OwnedConnections
+  readonly #events: AgentEvents
+  readonly #telemetry: AgentTelemetry
   readonly #whenReady: Promise<void>
   #markReady: () => void = () => {}
   #localCacheKeys = 0
@@ -104,8 +109,9 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     this.#whenReady = new Promise((resolve) => {
       this.#markReady = resolve
     })
-    this.#l1 = new L1Cache(options.l1, clock, this.#counters)
-    this.#replies = new ReplyCache(options.l1, clock, this.#counters)
+    this.#events = new AgentEvents(options.agentId)
+    this.#l1 = new L1Cache(options.l1, clock, this.#counters, this.#events, 'values')
+    this.#replies = new ReplyCache(options.l1, clock, this.#counters, this.#events, 'replies')
     this.#guard = createStampedeGuard({
       redis: parts.data,
       subscriber: false,
@@ -151,6 +157,13 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       onChange: (hot, before, after) => {
         if (before !== undefined) this.#strategies[before].leave(hot)
         if (after !== undefined) this.#strategies[after].enter(hot)
+        if (after !== undefined) {
+          this.#counters.promotions++
+          this.#events.promoted(hot.key, after, before)
+        } else if (before !== undefined) {
+          this.#counters.demotions++
+          this.#events.demoted(hot.key, before)
+        }
         if (after === 'local_cache') {
           this.#replies.admit(hot.key)
           this.#localCacheKeys++
@@ -176,6 +189,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       agentId: options.agentId,
       clock,
       invalidate: this.#invalidate,
+      events: this.#events,
       counters: this.#counters,
       log,
     })
@@ -198,6 +212,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       loads: guard,
       shardCounts: () => this.#splitter.takeShardCounts(),
       counters: this.#counters,
+      events: this.#events,
       maxPartialsPerWindow: options.maxPartialReportsPerWindow,
       fastReportFloor: options.fastReportFloor,
       clock,
@@ -268,6 +283,15 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       keys: () => this.#split.splitKeys(),
       onError: (error) => log.warn({ error: (error as Error).message }, 'split reconciliation failed'),
     })
+    this.#telemetry = new AgentTelemetry(options.agentId, names.namespace, () => ({
+      l1Hits: this.#counters.l1Hits,
+      l1Misses: this.#counters.l1Misses,
+      l1Entries: this.#l1.size + this.#replies.size,
+      promotions: this.#counters.promotions,
+      demotions: this.#counters.demotions,
+      loads: this.#guard.totals().upstreamLoads,
+      loadFailures: this.#counters.loadFailures,
+    }))
     this.#channels.state.watch((up) => this.#onChannels(up))
     this.#windows.start()
     this.#view.startChecks(clock, options.registryCheckMs)
@@ -430,6 +454,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     const deadline = Date.now() + this.#options.closeTimeoutMs
     const left = () => Math.max(0, deadline - Date.now())
     this.#view.stopChecks()
+    this.#telemetry.close()
     this.#reporter.stop()
     await Promise.all([
       within(this.#reconciler.stop(), left()),
@@ -472,6 +497,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     if (!up) {
       // Invalidations may be lost from now on: no load in flight may be cached.
       this.#guard.invalidateAll()
+      this.#events.invalidated(null, 'channelLoss')
       this.#options.log.warn({ agentId: this.agentId }, 'invalidation channel lost, L1 emptied')
       return
     }
@@ -527,7 +553,8 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     })
 
   readonly #fetch: FetchThrough = async (name, hot, loader, options) => {
-    const fetched = await this.#guard.fetch(name, loader, options)
+    const observed = observedLoader(name, loader, this.#telemetry, this.#events, this.#counters)
+    const fetched = await this.#guard.fetch(name, observed, options)
     if (fetched.source === 'load' || fetched.source === 'peer') this.#onMiss(name, hot)
     return fetched
   }
@@ -547,6 +574,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       this.#guard.invalidate(name)
     },
     all: (source: InvalidationSource) => {
+      if (source !== 'registry') this.#events.invalidated(null, source)
       this.#l1.invalidateAll(source)
       this.#replies.invalidateAll(source)
       this.router.detachAll()

@@ -18,6 +18,15 @@ export {
   InvalidAgentOptionError,
   UnknownAgentOptionError,
 } from './errors.js'
+export {
+  AGENT_CHANNELS,
+  type DemotedEvent,
+  type InvalidatedEvent,
+  type L1DroppedEvent,
+  type LoadFailedEvent,
+  type PromotedEvent,
+  type ReportDroppedEvent,
+} from './events/channels.js'
 export { Cluster, type HeatsinkClusterOptions } from './ioredis/cluster.js'
 export type { HeatsinkHandle } from './ioredis/heatsink-handle.js'
 export type { HeatsinkOptions } from './ioredis/process-agents.js'

@@ -5,6 +5,7 @@ import {
   WIRE_VERSION,
 } from '@heatsink/protocol'
 import type { Clock } from '@heatsink/sketch'
+import type { AgentEvents } from './events/agent-events.js'
 import type { AgentLogger } from './options.js'
 import type { AgentCounters, InvalidationSource } from './stats.js'
 
@@ -21,6 +22,8 @@ export interface InvalidationBusOptions {
   agentId: string
   clock: Clock
   invalidate: Invalidate
+  /** Told of each key invalidated here and by other agents, and of every key Redis tracking reports. */
+  events: AgentEvents
   counters: AgentCounters
   log: AgentLogger
 }
@@ -40,7 +43,8 @@ export class InvalidationBus {
 
   /** Announces that `keys` changed; fire and forget, as a broadcast that fails cannot be taken back. */
   publish(keys: readonly string[]): void {
-    const { agentId, clock, log } = this.#options
+    const { agentId, clock, log, events } = this.#options
+    if (events.watchingInvalidations) for (const key of keys) events.invalidated(key, 'local')
     for (let start = 0; start < keys.length; start += MAX_INVALIDATION_KEYS) {
       const message = encodeInvalidation({
         v: WIRE_VERSION,
@@ -64,20 +68,24 @@ export class InvalidationBus {
       return
     }
     if (decoded.value.origin === this.#options.agentId) return
-    for (const key of decoded.value.keys) this.#options.invalidate.key(key, 'pubsub')
+    const { invalidate, events } = this.#options
+    for (const key of decoded.value.keys) {
+      events.invalidated(key, 'pubsub')
+      invalidate.key(key, 'pubsub')
+    }
   }
 
   /** Handles one `__redis__:invalidate` message: the keys that changed, or null for a flush. */
   receiveTracking(payload: Buffer | Buffer[] | null): void {
-    const invalidate = this.#options.invalidate
+    const { invalidate, events } = this.#options
     if (payload === null) {
       invalidate.all('tracking')
       return
     }
-    if (!Array.isArray(payload)) {
-      invalidate.key(payload.toString(), 'tracking')
-      return
+    for (const key of Array.isArray(payload) ? payload : [payload]) {
+      const name = key.toString()
+      events.invalidated(name, 'tracking')
+      invalidate.key(name, 'tracking')
     }
-    for (const key of payload) invalidate.key(key.toString(), 'tracking')
   }
 }

@@ -14,6 +14,7 @@ import {
 import type { Clock, HeavyHitter, WindowRecorder, WindowSummary } from '@heatsink/sketch'
 import type { KeyStats } from '@heatsink/stampede'
 import type { Cluster, Redis } from 'ioredis'
+import type { AgentEvents } from './events/agent-events.js'
 import type { AgentLogger } from './options.js'
 import type { HotKey, RegistryView } from './registry-view.js'
 import type { AgentCounters } from './stats.js'
@@ -52,6 +53,8 @@ export interface ReporterOptions {
   /** Writes per shard of each split key since the last call (and reset by it). */
   shardCounts: () => Map<string, number[]>
   counters: AgentCounters
+  /** Told of each report dropped, and why. */
+  events: AgentEvents
   maxPartialsPerWindow: number
   /** The fast-report floor: a key at or above it in the open window, not yet registered, keeps partials going. */
   fastReportFloor: number
@@ -209,6 +212,7 @@ export class Reporter {
     if (this.#inFlight !== undefined || connection.status !== 'ready') {
       this.#pendingDropped++
       counters.reportsDropped++
+      this.#options.events.reportDropped(this.#inFlight !== undefined ? 'busy' : 'disconnected', partial)
       return false
     }
     const dropped = this.#pendingDropped
@@ -244,6 +248,7 @@ export class Reporter {
         (error: unknown) => {
           this.#pendingDropped++
           counters.reportsDropped++
+          this.#options.events.reportDropped('failed', partial, error as Error)
           this.#options.log.debug({ error: (error as Error).message }, 'report dropped')
         },
       )

@@ -50,12 +50,17 @@ export interface AgentStats {
   watchedKeys: number
   /** Registered keys by mitigation, as this agent sees the registry. */
   hotKeys: Record<Mitigation, number>
+  /** Registry changes applied here: keys given (or changed to) a mitigation, and keys that left the registry. */
+  promotions: number
+  demotions: number
   /**
    * getOrLoad: calls, and what the stampede guard did for them, summed over keys (see KeyStats in
    * @heatsink/stampede): loader calls (of which background refreshes), callers served by a load they did not
    * start, stale values served, waits on another agent's lease, callers past their maxWaitMs.
    */
   stampede: StampedeTotals
+  /** getOrLoad loader calls that threw (background refreshes included). */
+  loadFailures: number
   /** Plain reads of coalesce keys: GETs sent to Redis, and reads that shared a GET already in flight. */
   coalescedReads: { sent: number; joined: number }
 }
@@ -88,6 +93,9 @@ export class AgentCounters {
   badMessages = 0
   forgedMessages = 0
   loadCalls = 0
+  loadFailures = 0
+  promotions = 0
+  demotions = 0
   coalescedReadsSent = 0
   coalescedReadsJoined = 0
 }
@@ -130,7 +138,10 @@ export function statsSnapshot(counters: AgentCounters, sources: StatsSources): A
     reportFloor: sources.reportFloor,
     watchedKeys: sources.watchedKeys,
     hotKeys,
+    promotions: c.promotions,
+    demotions: c.demotions,
     stampede: { calls: c.loadCalls, ...sources.loads },
+    loadFailures: c.loadFailures,
     coalescedReads: { sent: c.coalescedReadsSent, joined: c.coalescedReadsJoined },
   }
 }

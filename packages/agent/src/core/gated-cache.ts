@@ -1,5 +1,7 @@
 import { type Clock, systemClock } from '@heatsink/sketch'
 import { LRUCache } from 'lru-cache'
+import type { AgentEvents } from '../events/agent-events.js'
+import type { L1DroppedEvent } from '../events/channels.js'
 import type { L1Options } from '../options.js'
 import type { AgentCounters, InvalidationSource } from '../stats.js'
 import { FillGate } from './fill-gate.js'
@@ -18,9 +20,20 @@ export abstract class GatedCache<V extends {}, F> {
   protected readonly ttlFraction: number
   protected readonly maxTtlMs: number
   readonly #counters: AgentCounters
+  readonly #events: AgentEvents | undefined
+  readonly #cache: L1DroppedEvent['cache']
 
-  constructor(options: Required<L1Options>, clock: Clock, counters: AgentCounters) {
+  /** `events` and `cache` (which L1 this is, in the events) report entries dropped early; none in unit tests. */
+  constructor(
+    options: Required<L1Options>,
+    clock: Clock,
+    counters: AgentCounters,
+    events?: AgentEvents,
+    cache: L1DroppedEvent['cache'] = 'values',
+  ) {
     this.#counters = counters
+    this.#events = events
+    this.#cache = cache
     this.clock = clock
     this.ttlFraction = options.ttlFraction
     this.maxTtlMs = options.maxTtlMs
@@ -30,8 +43,10 @@ export abstract class GatedCache<V extends {}, F> {
       // The system clock uses lru-cache's own monotonic timer, read at most once per ms; an injected clock is
       // read on every check so tests move lifetimes exactly.
       ...(injected ? { perf: { now: () => clock.now() }, ttlResolution: 0 } : {}),
-      dispose: (_value, _key, reason) => {
-        if (reason === 'evict') counters.l1Evictions++
+      dispose: (_value, key, reason) => {
+        if (reason !== 'evict') return
+        counters.l1Evictions++
+        events?.l1Dropped(key, 'evicted', undefined, this.#cache)
       },
     })
   }
@@ -56,20 +71,28 @@ export abstract class GatedCache<V extends {}, F> {
   retire(name: string): void {
     if (!this.gate.retire(name)) return
     const hadFlight = this.flights.delete(name)
-    if (this.lru.delete(name) || hadFlight) this.#counters.l1Invalidations.registry++
+    const hadEntry = this.lru.delete(name)
+    if (hadEntry) this.#events?.l1Dropped(name, 'invalidated', 'registry', this.#cache)
+    if (hadEntry || hadFlight) this.#counters.l1Invalidations.registry++
   }
 
   /** Drops `name`'s entry and fills in flight, because its value changed. A no-op for keys not admitted. */
   invalidate(name: string, source: InvalidationSource): void {
     if (!this.gate.bump(name)) return
     const hadFlight = this.flights.delete(name)
-    if (this.lru.delete(name) || hadFlight) this.#counters.l1Invalidations[source]++
+    const hadEntry = this.lru.delete(name)
+    if (hadEntry) this.#events?.l1Dropped(name, 'invalidated', source, this.#cache)
+    if (hadEntry || hadFlight) this.#counters.l1Invalidations[source]++
   }
 
   /** Drops every entry and fill in flight (a flush, or a lost channel). */
   invalidateAll(source: InvalidationSource): void {
     this.gate.bumpAll()
     this.#counters.l1Invalidations[source] += this.lru.size + this.flights.size
+    const events = this.#events
+    if (events?.watchingL1) {
+      for (const key of this.lru.keys()) events.l1Dropped(key, 'invalidated', source, this.#cache)
+    }
     this.flights.clear()
     this.lru.clear()
   }
