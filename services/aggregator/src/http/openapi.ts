@@ -49,12 +49,17 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
   transform: createJsonSchemaTransform({ skipList: [] }),
   transformObject: (document) => {
     const transformed = transformObject(document)
-    // The provider adds an input variant (`ErrorInput`) of every named schema; the error shape is only ever an
-    // answer, so that variant would be an unused component.
-    const schemas = (transformed as { components?: { schemas?: Record<string, unknown> } }).components
-      ?.schemas
-    if (schemas !== undefined)
-      for (const id of Object.keys(schemas)) if (id.endsWith('Input')) delete schemas[id]
+    // The provider adds an input variant (`ErrorInput`) of every named schema. The error shape is only ever an
+    // answer, so that variant is referenced by no operation: dropped, as an unused component would be reported.
+    const { components, paths } = transformed as {
+      components?: { schemas?: Record<string, unknown> }
+      paths?: unknown
+    }
+    const referenced = JSON.stringify(paths ?? {})
+    for (const id of Object.keys(components?.schemas ?? {})) {
+      const unused = !referenced.includes(`"#/components/schemas/${id}"`)
+      if (id.endsWith('Input') && unused) delete components?.schemas?.[id]
+    }
     return transformed
   },
 }

@@ -70,8 +70,8 @@ export function registerClusterGauges(registry: Registry, sources: ClusterGaugeS
         whenReporting(gauge, name, async () => {
           for (const stream of sources.reportStreams) {
             const found = await readGroupBacklog(sources.redis, stream, sources.consumerGroup)
-            const v = found === undefined ? 0 : value(found)
-            if (v !== null) gauge.set({ stream }, v)
+            const count = found === undefined ? 0 : value(found)
+            if (count !== null) gauge.set({ stream }, count)
           }
         }),
     })
