@@ -21,10 +21,16 @@ export class SingleFlight<T> {
     this.#onSettle = onSettle
   }
 
-  /** The flight `key`'s next caller would join, if any. */
+  /**
+   * The flight `key`'s next caller would join, if any: not one whose callers all aborted, which will end with
+   * their reason, not a value.
+   */
   current(key: string): CoalesceSlot<T> | undefined {
     const slot = this.#slots.get(key)
-    return slot !== undefined && !slot.settled && this.#generations.isCurrent(key, slot.ticket)
+    return slot !== undefined &&
+      !slot.settled &&
+      !slot.abandoned &&
+      this.#generations.isCurrent(key, slot.ticket)
       ? slot
       : undefined
   }

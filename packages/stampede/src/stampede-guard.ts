@@ -80,6 +80,8 @@ type Fallback = GetOrLoadOptions<unknown>['fallback']
 
 interface Load {
   ticket: number
+  /** The load's signal: a load whose callers all aborted is shared with no later flight. */
+  signal: AbortSignal
   /** Undefined when a background refresh found another agent at work and loaded nothing. */
   promise: Promise<Fetched<unknown> | undefined>
 }
@@ -386,7 +388,7 @@ export class StampedeGuard {
       }
       return this.#load(key, loader, options, ticket, attempt.lease, this.#closed.signal, graced, true)
     })()
-    const load: Load = { ticket, promise }
+    const load: Load = { ticket, signal: this.#closed.signal, promise }
     this.#track(key, load)
     const background = promise.then(
       () => {},
@@ -435,7 +437,7 @@ export class StampedeGuard {
       }
       return { value, source: 'load' as const, generation: ticket }
     })()
-    if (!background) this.#track(key, { ticket, promise })
+    if (!background) this.#track(key, { ticket, signal, promise })
     return promise
   }
 
@@ -517,7 +519,9 @@ export class StampedeGuard {
 
   #currentLoad(key: string): Load | undefined {
     const load = this.#loads.get(key)
-    return load !== undefined && this.#generations.isCurrent(key, load.ticket) ? load : undefined
+    return load !== undefined && !load.signal.aborted && this.#generations.isCurrent(key, load.ticket)
+      ? load
+      : undefined
   }
 
   #track(key: string, load: Load): void {
