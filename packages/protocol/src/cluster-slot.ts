@@ -18,10 +18,11 @@ const CLOSE_BRACE = 0x7d
  * between the first `{` and the first `}` after it is hashed, unless that part is empty (`{}`), in which
  * case the whole key is hashed. A string is hashed as the UTF-8 bytes ioredis sends for it.
  *
- * Kept by hand rather than taken from cluster-key-slot (ioredis' own) for two reasons measured in
- * packages/bench (`cluster-slot`): cluster-key-slot 1.1.x hashes `foo{}{bar}` as `{bar` (Redis: the whole key,
- * slot 8363, not 4015), and encodes a lone UTF-16 surrogate as its own three bytes where ioredis writes U+FFFD;
- * and this one is as fast or faster on every key shape measured.
+ * Kept by hand rather than taken from cluster-key-slot (ioredis' own) because it is right where that library is
+ * not, checked against Redis in test/cluster-slot-random.test.ts: cluster-key-slot 1.1.x hashes `foo{}{bar}` as
+ * `{bar` (slot 4015) where Redis hashes the whole key (8363), and encodes a lone UTF-16 surrogate as three bytes of
+ * its own where ioredis writes U+FFFD. It is also faster on every key shape measured, strings and Buffers
+ * (packages/bench `cluster-slot`; the figures are in docs/architecture.md).
  */
 export function redisClusterSlot(key: string | Uint8Array): number {
   return typeof key === 'string' ? stringSlot(key) : bytesSlot(key)
