@@ -291,6 +291,8 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       demotions: this.#counters.demotions,
       loads: this.#guard.totals().upstreamLoads,
       loadFailures: this.#counters.loadFailures,
+      reportsSent: this.#counters.reportsSent,
+      reportsDropped: this.#counters.reportsDropped,
     }))
     this.#channels.state.watch((up) => this.#onChannels(up))
     this.#windows.start()

@@ -81,7 +81,7 @@ describe('OpenTelemetry, with the SDK registered', () => {
     expect(loads[1]?.events.map((event) => event.name)).toEqual(['exception'])
   })
 
-  it('reports L1 hits and misses, promotions, loads and load failures through the meter', async () => {
+  it('reports L1 hits and misses, promotions, loads, load failures and reports through the meter', async () => {
     const agent = newAgent({ agentId: 'otel-metrics', l1: { maxTtlMs: 60_000 } })
     await agent.ready()
     const key = `${redis().namespace}:otel:hot`
@@ -103,5 +103,12 @@ describe('OpenTelemetry, with the SDK registered', () => {
     expect(await metricValue('heatsink.registry.demotions', 'otel-metrics')).toBe(0)
     expect(await metricValue('heatsink.loads', 'otel-metrics')).toBe(2)
     expect(await metricValue('heatsink.load.failures', 'otel-metrics')).toBe(1)
+    // A window may close during the collection: its report counts are bracketed by stats() before and after.
+    await waitFor(() => agent.stats().reportsSent > 0, 'a report sent')
+    const before = agent.stats().reportsSent
+    const sent = (await metricValue('heatsink.reports.sent', 'otel-metrics')) as number
+    expect(sent).toBeGreaterThanOrEqual(before)
+    expect(sent).toBeLessThanOrEqual(agent.stats().reportsSent)
+    expect(await metricValue('heatsink.reports.dropped', 'otel-metrics')).toBe(agent.stats().reportsDropped)
   })
 })

@@ -16,6 +16,8 @@ export interface TelemetryReadings {
   demotions: number
   loads: number
   loadFailures: number
+  reportsSent: number
+  reportsDropped: number
 }
 
 /**
@@ -51,6 +53,13 @@ export class AgentTelemetry {
       '{call}',
     )
     const failures = counter('heatsink.load.failures', 'getOrLoad loader calls that threw', '{call}')
+    // Reports are counted, not traced: one a second per process would only crowd the application's traces.
+    const sent = counter('heatsink.reports.sent', 'Window reports delivered to the report stream', '{report}')
+    const dropped = counter(
+      'heatsink.reports.dropped',
+      'Window reports dropped (busy, disconnected, failed)',
+      '{report}',
+    )
     const entries = meter.createObservableGauge('heatsink.l1.entries', {
       description: 'Entries in L1 now',
       unit: '{entry}',
@@ -64,9 +73,11 @@ export class AgentTelemetry {
       result.observe(demotions, now.demotions, attributes)
       result.observe(loads, now.loads, attributes)
       result.observe(failures, now.loadFailures, attributes)
+      result.observe(sent, now.reportsSent, attributes)
+      result.observe(dropped, now.reportsDropped, attributes)
       result.observe(entries, now.l1Entries, attributes)
     }
-    const instruments = [hits, misses, promotions, demotions, loads, failures, entries]
+    const instruments = [hits, misses, promotions, demotions, loads, failures, sent, dropped, entries]
     meter.addBatchObservableCallback(observe, instruments)
     this.#stopMetrics = () => meter.removeBatchObservableCallback(observe, instruments)
   }
