@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { publishRegistry } from '@heatsink/agent/testing'
 import { createNames } from '@heatsink/protocol'
 import { Redis } from 'ioredis'
@@ -128,6 +129,21 @@ describe('hot keys through the proxy', () => {
     expect(replies.every((reply) => reply === 'shared')).toBe(true)
     // One GET for the herd (the first read may still be counted apart while the promotion settles).
     expect((await commandCalls(direct, 'get')) - gets).toBeLessThanOrEqual(2)
+  })
+
+  it('relays a coalesce key whose value is too large to share (2 MB) to every reader intact, each from Redis', async () => {
+    const { client, proxy, namespace } = await startProxy(redis().url)
+    const direct = admin()
+    const key = `${namespace}:large-herd`
+    const value = randomBytes(2 * 1024 * 1024)
+    await direct.set(key, value)
+    await publishRegistry(direct, createNames(namespace), { key, mitigation: 'coalesce' })
+    await waitFor(() => proxy.agent.mitigation(key) === 'coalesce', 'the promotion')
+    const clients = Array.from({ length: 10 }, () => client())
+    await Promise.all(clients.map((c) => c.ping()))
+    await direct.client('PAUSE', 200, 'ALL')
+    const replies = await Promise.all(clients.map((c) => c.getBuffer(key)))
+    for (const reply of replies) expect(reply?.equals(value)).toBe(true)
   })
 
   it('shards a split key behind its logical name: counter writes spread, reads summed', async () => {

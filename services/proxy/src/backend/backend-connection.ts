@@ -118,6 +118,10 @@ export class BackendConnection {
     this.#socket.write(bytes)
   }
 
+  readonly #resume = (): void => {
+    this.#socket.resume()
+  }
+
   readonly #uncork = (): void => {
     this.#corked = false
     this.#socket.uncork()
@@ -147,7 +151,11 @@ export class BackendConnection {
         return
       }
       sink.data(end === -1 ? (from === 0 ? chunk : chunk.subarray(from)) : chunk.subarray(from, end))
-      if (end === -1) return
+      if (end === -1) {
+        // A large reply to a slow reader: the replies behind it on this connection wait for it anyway.
+        if (sink.backlogged?.(this.#resume) === true) this.#socket.pause()
+        return
+      }
       waiting.shift()
       sink.end()
       from = end
@@ -196,6 +204,10 @@ class TimedSink implements ReplySink {
   end(): void {
     this.#onLatency((performance.now() - this.#start) / 1000)
     this.#inner.end()
+  }
+
+  backlogged(resume: () => void): boolean {
+    return this.#inner.backlogged?.(resume) === true
   }
 
   fail(error: Error): void {

@@ -6,6 +6,12 @@ export interface ReplySink {
   end(): void
   /** The connection was lost before the reply completed. */
   fail(error: Error): void
+  /**
+   * Asked after each part of a reply still streaming: true when its reader is far behind, and the connection then
+   * reads no more until `resume` is called (the bytes wait in Redis, not in the proxy). A sink without it is
+   * never behind.
+   */
+  backlogged?(resume: () => void): boolean
 }
 
 /** A sink for the proxy's own requests on a connection (AUTH, SELECT): the reply is checked, not relayed. */

@@ -53,6 +53,10 @@ export class ReplySlot implements ReplySink {
     this.finish()
   }
 
+  backlogged(resume: () => void): boolean {
+    return this.#queue.isHead(this) && this.#queue.backlogged(resume)
+  }
+
   /** The backend was lost: an error reply, or, when part of the reply already left, the client is cut off. */
   fail(error: Error): void {
     if (this.#started) this.#queue.broken(error)
@@ -72,6 +76,10 @@ export class ReplySlot implements ReplySink {
     return chunks
   }
 }
+
+// A reply streaming to a client this far behind stops the backend connection's reads until the client catches up,
+// so a 512 MB value read slowly waits in Redis, not in the proxy.
+const BACKLOG_BYTES = 8 * 1024 * 1024
 
 /**
  * A client connection's replies in request order (see ReplySlot). Writes are corked for the rest of the event
@@ -95,6 +103,23 @@ export class OutputQueue {
     this.#socket = socket
     this.#limitBytes = limitBytes
     this.#onOverflow = onOverflow
+  }
+
+  /**
+   * Whether the client is more than BACKLOG_BYTES behind the reply streaming to it; if so `resume` runs once it
+   * has caught up (the socket drained).
+   */
+  backlogged(resume: () => void): boolean {
+    if (this.#socket.writableLength <= BACKLOG_BYTES || this.#socket.destroyed) return false
+    const socket = this.#socket
+    const done = () => {
+      socket.off('drain', done)
+      socket.off('close', done)
+      resume()
+    }
+    socket.on('drain', done)
+    socket.on('close', done)
+    return true
   }
 
   /** A reply was cut off half-way: the client's stream cannot be continued. */

@@ -12,7 +12,9 @@ export type ReplyEncoder = (value: unknown) => Buffer
 /**
  * The reply to a command the data-plane core sent with a settle hook (a watched miss, a coalesced read, the rest
  * of an MGET, a write to a registered key): decoded for the core, and relayed as the bytes Redis sent when the
- * core hands the same reply back, re-encoded only when it changed it.
+ * core hands the same reply back, re-encoded only when it changed it. A bulk string of STREAM_BYTES or more is
+ * not gathered: it streams through like any relayed reply, and the core is told it cannot see it (FALL_THROUGH:
+ * readers sharing a coalesced read then ask Redis themselves), so a 512 MB value is never held whole here.
  */
 export class SettledSink implements ReplySink {
   readonly #slot: ReplySlot
@@ -20,6 +22,7 @@ export class SettledSink implements ReplySink {
   readonly #encode: ReplyEncoder
   #parts: Buffer[] = []
   #bytes = 0
+  #streaming = false
 
   constructor(slot: ReplySlot, settle: Settle, encode: ReplyEncoder) {
     this.#slot = slot
@@ -28,11 +31,22 @@ export class SettledSink implements ReplySink {
   }
 
   data(bytes: Buffer): void {
-    this.#parts.push(bytes)
-    this.#bytes += bytes.length
+    if (this.#streaming) this.#slot.push(bytes)
+    else if (this.#bytes === 0 && isLargeBulk(bytes)) {
+      this.#streaming = true
+      this.#slot.push(bytes)
+    } else {
+      this.#parts.push(bytes)
+      this.#bytes += bytes.length
+    }
   }
 
   end(): void {
+    if (this.#streaming) {
+      this.#settle(FALL_THROUGH, undefined)
+      this.#slot.finish()
+      return
+    }
     const parts = this.#parts
     const bytes = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, this.#bytes)
     this.#parts = []
@@ -44,8 +58,23 @@ export class SettledSink implements ReplySink {
 
   fail(error: Error): void {
     const outcome = this.#settle(error, undefined)
-    this.#slot.complete(errorReply(outcome instanceof Error ? outcome.message : error.message))
+    if (this.#streaming) this.#slot.fail(error)
+    else this.#slot.complete(errorReply(outcome instanceof Error ? outcome.message : error.message))
   }
+
+  backlogged(resume: () => void): boolean {
+    return this.#streaming && this.#slot.backlogged(resume)
+  }
+}
+
+// Replies at least this large are relayed without the core seeing them.
+const STREAM_BYTES = 1024 * 1024
+
+// Whether a reply's first bytes are the header of a bulk string of STREAM_BYTES or more.
+function isLargeBulk(bytes: Buffer): boolean {
+  if (bytes[0] !== 36) return false
+  const cr = bytes.indexOf(13)
+  return cr > 0 && Number(bytes.toString('latin1', 1, cr)) >= STREAM_BYTES
 }
 
 /**

@@ -85,4 +85,8 @@ export class RedirectSink implements ReplySink {
   fail(error: Error): void {
     this.#inner.fail(error)
   }
+
+  backlogged(resume: () => void): boolean {
+    return this.#passing && this.#inner.backlogged?.(resume) === true
+  }
 }

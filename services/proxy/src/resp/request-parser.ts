@@ -29,35 +29,44 @@ const INCOMPLETE = -1
  * Turns the bytes a client sends into requests: RESP multibulk (what every client library sends) and inline
  * commands (telnet, redis-cli's inline mode, redis-benchmark's PING_INLINE), in any chunking down to one byte
  * at a time. Hand-written because it is the proxy's hot path: a request is parsed where it lies in the chunk,
- * its arguments are views of it, and a chunk cut inside a large bulk string is gathered once, not re-copied
- * per chunk. Throws ProtocolError with Redis' own wording for what Redis refuses.
+ * its arguments are views of it, and a request cut inside a large bulk string is gathered into one buffer of its
+ * known size, each byte copied once. Throws ProtocolError with Redis' own wording for what Redis refuses.
  */
 export class RequestParser {
   #buffer: Buffer = Buffer.alloc(0)
   #offset = 0
-  // Chunks held back while a request known to need `#needed` bytes is incomplete.
-  #held: Buffer[] = []
-  #heldBytes = 0
-  #needed = 0
+  // While a request known to need more bytes than have come is incomplete: a buffer of exactly that size, filled
+  // as chunks arrive (`#gathered` so far). A 512 MB value is thus held once, never as chunks plus their join.
+  #gather: Buffer | undefined
+  #gathered = 0
 
   /** Feeds one chunk; calls `onRequest` for each complete request in order. */
   feed(chunk: Buffer, onRequest: (request: Request) => void): void {
-    if (this.#needed > 0) {
-      this.#held.push(chunk)
-      this.#heldBytes += chunk.length
-      if (this.#heldBytes < this.#needed) return
-      this.#buffer = Buffer.concat(this.#held, this.#heldBytes)
-      this.#held = []
-      this.#heldBytes = 0
-      this.#needed = 0
+    const gather = this.#gather
+    if (gather !== undefined) {
+      const take = Math.min(chunk.length, gather.length - this.#gathered)
+      chunk.copy(gather, this.#gathered, 0, take)
+      this.#gathered += take
+      if (this.#gathered < gather.length) return
+      this.#gather = undefined
+      this.#buffer = gather
       this.#offset = 0
-    } else if (this.#offset < this.#buffer.length) {
+      this.#parse(onRequest)
+      // Bytes after the gathered ones: the rest of the request, or the next ones.
+      if (take < chunk.length) this.feed(chunk.subarray(take), onRequest)
+      return
+    }
+    if (this.#offset < this.#buffer.length) {
       this.#buffer = Buffer.concat([this.#buffer.subarray(this.#offset), chunk])
       this.#offset = 0
     } else {
       this.#buffer = chunk
       this.#offset = 0
     }
+    this.#parse(onRequest)
+  }
+
+  #parse(onRequest: (request: Request) => void): void {
     const buffer = this.#buffer
     while (this.#offset < buffer.length) {
       const start = this.#offset
@@ -69,7 +78,7 @@ export class RequestParser {
 
   /** Bytes received and not yet part of a complete request. */
   get pendingBytes(): number {
-    return this.#needed > 0 ? this.#heldBytes : this.#buffer.length - this.#offset
+    return this.#gather !== undefined ? this.#gathered : this.#buffer.length - this.#offset
   }
 
   // A complete request, null for one Redis ignores (an empty multibulk), or undefined when more bytes are needed.
@@ -125,14 +134,13 @@ export class RequestParser {
     return this.#incomplete(buffer, start, 0)
   }
 
-  // Keeps the incomplete request's bytes; with `needed` known, later chunks are held until it is reached.
+  // Keeps the incomplete request's bytes; with `needed` known, later chunks fill a buffer of that size.
   #incomplete(buffer: Buffer, start: number, needed: number): undefined {
     const rest = buffer.subarray(start)
     this.#offset = 0
     if (needed > rest.length) {
-      this.#held = [rest]
-      this.#heldBytes = rest.length
-      this.#needed = needed
+      this.#gather = Buffer.allocUnsafe(needed)
+      this.#gathered = rest.copy(this.#gather)
       this.#buffer = Buffer.alloc(0)
     } else {
       this.#buffer = rest
