@@ -31,6 +31,16 @@ function exportTargets(exports: unknown): string[] {
   return Object.values(exports).flatMap(exportTargets)
 }
 
+/** An exports map as the workspace declares it, without the `@heatsink/source` condition at any depth. */
+function withoutSourceCondition(exports: unknown): unknown {
+  if (typeof exports !== 'object' || exports === null) return exports
+  return Object.fromEntries(
+    Object.entries(exports)
+      .filter(([condition]) => condition !== '@heatsink/source')
+      .map(([key, value]) => [key, withoutSourceCondition(value)]),
+  )
+}
+
 describe('the packed packages', () => {
   it('are the ones a user needs', () => {
     expect(shipped.map((pkg) => pkg.manifest.name).sort()).toEqual([
@@ -48,9 +58,9 @@ describe('the packed packages', () => {
     ])
   })
 
-  it.each(shipped.map((pkg) => [pkg.manifest.name, pkg.dir] as const))(
+  it.each(shipped.map((pkg) => [pkg.manifest.name, pkg.dir, pkg.manifest] as const))(
     '%s carries a publishable manifest, its license and README, and every file its exports name',
-    (name, dir) => {
+    (name, dir, workspaceManifest) => {
       const tarball = inject('tarballs')[name]
       expect(tarball, `${name} was packed`).toBeDefined()
       const { files, manifest } = readTarball(tarball as string)
@@ -67,6 +77,8 @@ describe('the packed packages', () => {
       // The workspace's source condition and workspace: ranges mean nothing outside the repository.
       expect(text).not.toContain('@heatsink/source')
       expect(text).not.toContain('workspace:')
+      // publishConfig.exports repeats the workspace's exports: the same entries, less the source condition.
+      expect(manifest.exports).toEqual(withoutSourceCondition(workspaceManifest.exports))
       for (const target of [...exportTargets(manifest.exports), ...Object.values(manifest.bin ?? {})]) {
         expect(files, `${name} exports ${target}`).toContain(target.replace(/^\.\//, ''))
       }
