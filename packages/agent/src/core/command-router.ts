@@ -147,7 +147,7 @@ export class CommandRouter {
     const cached = cache.get(name, signature)
     if (cached !== undefined) {
       this.#hit(name, hot, cached)
-      return { kind: 'served', reply: cached.raw }
+      return { kind: 'served', reply: cached.raw, key: name }
     }
     hot.l1Misses++
     counters.l1Misses++

@@ -8,6 +8,8 @@ export type Route = ServedRoute | DeferredRoute | SendRoute
 export interface ServedRoute {
   readonly kind: 'served'
   readonly reply: unknown
+  /** The key read, when the command read one (for the transport's per-key counts). */
+  readonly key?: string
 }
 
 /**

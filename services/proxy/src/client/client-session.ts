@@ -118,14 +118,14 @@ export class ClientSession implements SessionControl {
   quit(reply: Buffer): void {
     this.#closing = true
     this.#output.reply(reply)
-    if (this.#output.pending === 0) this.#socket.end()
+    if (this.#output.pending === 0) this.#output.end()
   }
 
   /** Ends the connection once the replies so far are written (SIGTERM drain). */
   drain(): void {
     this.#closing = true
     this.#socket.pause()
-    if (this.#output.pending === 0) this.#socket.end()
+    if (this.#output.pending === 0) this.#output.end()
   }
 
   /** Drops the connection at once. */
@@ -249,8 +249,7 @@ export class ClientSession implements SessionControl {
     }
     switch (route.kind) {
       case 'served': {
-        const key = spec !== undefined && spec.singleKey >= 0 ? args[spec.singleKey] : undefined
-        if (key !== undefined) stats.countServed(key.toString())
+        if (route.key !== undefined) stats.countServed(route.key)
         else stats.served++
         const reply = asStatus(name, route.reply, false)
         this.#output.reply(this.#resp3 ? resp3Bytes(reply, resp3Shape(name, args)) : cachedReplyBytes(reply))
@@ -289,7 +288,7 @@ export class ClientSession implements SessionControl {
 
   #drained(): void {
     if (this.#closing) {
-      this.#socket.end()
+      this.#output.end()
       return
     }
     // Not inside the reply that drained the queue: the requests run on a stack of their own.
@@ -442,8 +441,22 @@ export class ClientSession implements SessionControl {
   }
 }
 
-// An L1 hit in one buffer: one small write instead of a writev of three parts. Large values keep their own buffer.
+// A cached reply's bytes, encoded on its first hit and kept while L1 holds the reply (L1 replies are never changed;
+// a write replaces them): a hot key's every later hit writes the same Buffer.
+const ENCODED = new WeakMap<object, Buffer>()
+
 function cachedReplyBytes(reply: unknown): Buffer {
+  if (reply === null || typeof reply !== 'object') return encodeOnce(reply)
+  let bytes = ENCODED.get(reply)
+  if (bytes === undefined) {
+    bytes = encodeOnce(reply)
+    ENCODED.set(reply, bytes)
+  }
+  return bytes
+}
+
+// A reply in one buffer: one small write instead of a writev of three parts. Large values keep their own buffer.
+function encodeOnce(reply: unknown): Buffer {
   if (Buffer.isBuffer(reply) && reply.length < 16_384) {
     const header = `$${reply.length}\r\n`
     const bytes = Buffer.allocUnsafe(header.length + reply.length + 2)

@@ -81,9 +81,14 @@ export class ReplySlot implements ReplySink {
 // so a 512 MB value read slowly waits in Redis, not in the proxy.
 const BACKLOG_BYTES = 8 * 1024 * 1024
 
+// Replies smaller than this are joined into one write; a larger one is written as it is (copying it would cost
+// more than the write it saves).
+const JOIN_BYTES = 16 * 1024
+
 /**
- * A client connection's replies in request order (see ReplySlot). Writes are corked for the rest of the event
- * loop turn, so the replies to one pipelined batch leave in one writev. `onOverflow` is called when the bytes
+ * A client connection's replies in request order (see ReplySlot). Small replies are joined into one buffer until
+ * the end of the batch (the replies to one parsed chunk) or of the event loop turn (replies from the backend), so
+ * a pipeline of 16 replies leaves in one write(2) of one buffer, not 16 writes or a writev of 16. `onOverflow` is called when the bytes
  * waiting for the client (in the socket and held in slots) pass `limitBytes`: one slow reader must not hold
  * unbounded memory.
  */
@@ -93,9 +98,10 @@ export class OutputQueue {
   readonly #limitBytes: number
   readonly #onOverflow: () => void
   #heldBytes = 0
-  // Corked until the next turn (replies that arrive from the backend), or for one parsed chunk (batch()).
-  #corkedForTurn = false
-  #corkedForBatch = false
+  #joined: Buffer[] = []
+  #joinedBytes = 0
+  #flushScheduled = false
+  #inBatch = false
   /** Called each time the last pending reply has been written. */
   onDrained: (() => void) | undefined
 
@@ -120,6 +126,12 @@ export class OutputQueue {
     socket.on('drain', done)
     socket.on('close', done)
     return true
+  }
+
+  /** Ends the connection once what was written so far has left (joined replies first). */
+  end(): void {
+    this.#flush()
+    this.#socket.end()
   }
 
   /** A reply was cut off half-way: the client's stream cannot be continued. */
@@ -150,20 +162,25 @@ export class OutputQueue {
   }
 
   write(bytes: Buffer): void {
-    const socket = this.#socket
-    if (socket.destroyed) return
-    if (!this.#corkedForTurn && !this.#corkedForBatch) {
-      this.#corkedForTurn = true
-      socket.cork()
-      process.nextTick(this.#uncork)
+    if (this.#socket.destroyed) return
+    if (bytes.length >= JOIN_BYTES) {
+      // After what was joined before it.
+      this.#flush()
+      this.#socket.write(bytes)
+      this.#checkLimit()
+      return
     }
-    socket.write(bytes)
-    if (socket.writableLength + this.#heldBytes > this.#limitBytes) this.#onOverflow()
+    this.#joined.push(bytes)
+    this.#joinedBytes += bytes.length
+    if (!this.#flushScheduled && !this.#inBatch) {
+      this.#flushScheduled = true
+      process.nextTick(this.#flushTurn)
+    }
   }
 
   held(bytes: number): void {
     this.#heldBytes += bytes
-    if (this.#socket.writableLength + this.#heldBytes > this.#limitBytes) this.#onOverflow()
+    this.#checkLimit()
   }
 
   /** The head slot is done: it leaves, and the slots behind it write what they hold, up to one not done. */
@@ -185,23 +202,36 @@ export class OutputQueue {
   }
 
   /**
-   * Runs `work` (the requests of one chunk a client sent) with the socket corked, and writes what it answered at
-   * once in one write: a request answered from L1 leaves before the event loop moves on.
+   * Runs `work` (the requests of one chunk a client sent) and writes what it answered in one write before the event
+   * loop moves on: a request answered from L1 leaves at once.
    */
   batch(work: () => void): void {
-    this.#corkedForBatch = true
-    this.#socket.cork()
+    this.#inBatch = true
     try {
       work()
     } finally {
-      this.#corkedForBatch = false
-      this.#socket.uncork()
+      this.#inBatch = false
+      this.#flush()
     }
   }
 
-  // Bound once: the uncork of every event loop turn allocates no closure.
-  readonly #uncork = (): void => {
-    this.#corkedForTurn = false
-    this.#socket.uncork()
+  // Bound once: the flush of every event loop turn allocates no closure.
+  readonly #flushTurn = (): void => {
+    this.#flushScheduled = false
+    this.#flush()
+  }
+
+  #flush(): void {
+    const joined = this.#joined
+    if (joined.length === 0 || this.#socket.destroyed) return
+    const bytes = joined.length === 1 ? (joined[0] as Buffer) : Buffer.concat(joined, this.#joinedBytes)
+    this.#joined = []
+    this.#joinedBytes = 0
+    this.#socket.write(bytes)
+    this.#checkLimit()
+  }
+
+  #checkLimit(): void {
+    if (this.#socket.writableLength + this.#heldBytes > this.#limitBytes) this.#onOverflow()
   }
 }
