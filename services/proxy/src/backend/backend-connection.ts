@@ -2,14 +2,15 @@ import { connect as connectTcp, type Socket } from 'node:net'
 import { connect as connectTls } from 'node:tls'
 import Denque from 'denque'
 import { BackendLostError } from '../errors.js'
+import { JoinedWrites } from '../joined-writes.js'
 import { ReplyScanner } from '../resp/reply-scanner.js'
 import { encodeRequest } from '../resp/request-parser.js'
 import type { BackendAddress } from './backend-address.js'
 import { CheckedSink, type ReplySink } from './reply-sink.js'
 
 /**
- * One TCP (or TLS) connection to the backend Redis. Requests are written as they come, corked for the event loop
- * turn so a batch leaves in one write; replies come back in the same order (RESP has no ids), so each is
+ * One TCP (or TLS) connection to the backend Redis. Requests are joined over the event loop turn, so a batch
+ * leaves in one write; replies come back in the same order (RESP has no ids), so each is
  * delivered to the sink at the front of the queue, piece by piece as the bytes arrive. Logs in (AUTH) and
  * selects the address's database before anything else, and speaks RESP3 when asked to. When the connection fails, every request still waiting
  * is failed with BackendLostError; the owner opens a new connection for later requests.
@@ -21,7 +22,7 @@ export class BackendConnection {
   readonly #onClose: (connection: BackendConnection) => void
   readonly #onLatency: ((seconds: number) => void) | undefined
   #sent = 0
-  #corked = false
+  readonly #requests: JoinedWrites
   #closed = false
   #tunnelTo: ((chunk: Buffer) => void) | undefined
   #failure: Error | undefined
@@ -38,6 +39,9 @@ export class BackendConnection {
     const socket =
       address.tls === undefined ? connectTcp(options) : connectTls({ ...options, ...address.tls })
     this.#socket = socket
+    // After the poll phase, not the current callback: the requests of every client read in this turn of the event
+    // loop leave in one write to Redis.
+    this.#requests = new JoinedWrites(socket, setImmediate)
     socket.setNoDelay(true)
     socket.on('data', (chunk: Buffer) => this.#receive(chunk))
     socket.on('error', (error) => this.#fail(error))
@@ -97,7 +101,9 @@ export class BackendConnection {
 
   /** Bytes written as they are, outside the reply queue (a tunnelled connection). */
   writeRaw(bytes: Buffer): void {
-    if (!this.#closed) this.#socket.write(bytes)
+    if (this.#closed) return
+    this.#requests.flush()
+    this.#socket.write(bytes)
   }
 
   /** Closes the connection; requests still waiting fail. */
@@ -108,23 +114,11 @@ export class BackendConnection {
 
   #send(bytes: Buffer, sink: ReplySink): void {
     this.#waiting.push(sink)
-    if (!this.#corked) {
-      this.#corked = true
-      this.#socket.cork()
-      // After the poll phase, not the current callback: the requests of every client read in this turn of the
-      // event loop leave in one write to Redis.
-      setImmediate(this.#uncork)
-    }
-    this.#socket.write(bytes)
+    this.#requests.write(bytes)
   }
 
   readonly #resume = (): void => {
     this.#socket.resume()
-  }
-
-  readonly #uncork = (): void => {
-    this.#corked = false
-    this.#socket.uncork()
   }
 
   #receive(chunk: Buffer): void {

@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net'
 import Denque from 'denque'
 import type { ReplySink } from '../backend/reply-sink.js'
+import { JoinedWrites } from '../joined-writes.js'
 import { errorReply } from '../resp/reply-codec.js'
 
 /**
@@ -81,10 +82,6 @@ export class ReplySlot implements ReplySink {
 // so a 512 MB value read slowly waits in Redis, not in the proxy.
 const BACKLOG_BYTES = 8 * 1024 * 1024
 
-// Replies smaller than this are joined into one write; a larger one is written as it is (copying it would cost
-// more than the write it saves).
-const JOIN_BYTES = 16 * 1024
-
 /**
  * A client connection's replies in request order (see ReplySlot). Small replies are joined into one buffer until
  * the end of the batch (the replies to one parsed chunk) or of the event loop turn (replies from the backend), so
@@ -98,10 +95,7 @@ export class OutputQueue {
   readonly #limitBytes: number
   readonly #onOverflow: () => void
   #heldBytes = 0
-  #joined: Buffer[] = []
-  #joinedBytes = 0
-  #flushScheduled = false
-  #inBatch = false
+  readonly #joined: JoinedWrites
   /** Called each time the last pending reply has been written. */
   onDrained: (() => void) | undefined
 
@@ -109,6 +103,7 @@ export class OutputQueue {
     this.#socket = socket
     this.#limitBytes = limitBytes
     this.#onOverflow = onOverflow
+    this.#joined = new JoinedWrites(socket, process.nextTick)
   }
 
   /**
@@ -130,7 +125,7 @@ export class OutputQueue {
 
   /** Ends the connection once what was written so far has left (joined replies first). */
   end(): void {
-    this.#flush()
+    this.#joined.flush()
     this.#socket.end()
   }
 
@@ -163,19 +158,8 @@ export class OutputQueue {
 
   write(bytes: Buffer): void {
     if (this.#socket.destroyed) return
-    if (bytes.length >= JOIN_BYTES) {
-      // After what was joined before it.
-      this.#flush()
-      this.#socket.write(bytes)
-      this.#checkLimit()
-      return
-    }
-    this.#joined.push(bytes)
-    this.#joinedBytes += bytes.length
-    if (!this.#flushScheduled && !this.#inBatch) {
-      this.#flushScheduled = true
-      process.nextTick(this.#flushTurn)
-    }
+    this.#joined.write(bytes)
+    this.#checkLimit()
   }
 
   held(bytes: number): void {
@@ -206,28 +190,7 @@ export class OutputQueue {
    * loop moves on: a request answered from L1 leaves at once.
    */
   batch(work: () => void): void {
-    this.#inBatch = true
-    try {
-      work()
-    } finally {
-      this.#inBatch = false
-      this.#flush()
-    }
-  }
-
-  // Bound once: the flush of every event loop turn allocates no closure.
-  readonly #flushTurn = (): void => {
-    this.#flushScheduled = false
-    this.#flush()
-  }
-
-  #flush(): void {
-    const joined = this.#joined
-    if (joined.length === 0 || this.#socket.destroyed) return
-    const bytes = joined.length === 1 ? (joined[0] as Buffer) : Buffer.concat(joined, this.#joinedBytes)
-    this.#joined = []
-    this.#joinedBytes = 0
-    this.#socket.write(bytes)
+    this.#joined.batch(work)
     this.#checkLimit()
   }
 

@@ -1,0 +1,66 @@
+import type { Socket } from 'node:net'
+
+// Writes smaller than this are joined; a larger one is written as it is (copying it would cost more than the
+// write it saves).
+const JOIN_BYTES = 16 * 1024
+
+/**
+ * Small writes to a socket joined into one buffer and written together when flushed: by the owner (at the end of
+ * a batch), else once the current work is done (`defer`: process.nextTick for replies, setImmediate for requests
+ * gathered over a whole event loop turn). A pipeline of 16 requests or replies is then one write(2) of one buffer,
+ * not a writev of 16: on loopback the system call, not the copy, is what costs.
+ */
+export class JoinedWrites {
+  readonly #socket: Socket
+  readonly #defer: (flush: () => void) => void
+  #parts: Buffer[] = []
+  #bytes = 0
+  #scheduled = false
+  #holding = false
+
+  constructor(socket: Socket, defer: (flush: () => void) => void) {
+    this.#socket = socket
+    this.#defer = defer
+  }
+
+  write(bytes: Buffer): void {
+    if (bytes.length >= JOIN_BYTES) {
+      // After what was joined before it.
+      this.flush()
+      this.#socket.write(bytes)
+      return
+    }
+    this.#parts.push(bytes)
+    this.#bytes += bytes.length
+    if (!this.#scheduled && !this.#holding) {
+      this.#scheduled = true
+      this.#defer(this.#deferredFlush)
+    }
+  }
+
+  /** Runs `work`, whose writes wait for the flush at its end rather than a deferred one. */
+  batch(work: () => void): void {
+    this.#holding = true
+    try {
+      work()
+    } finally {
+      this.#holding = false
+      this.flush()
+    }
+  }
+
+  flush(): void {
+    const parts = this.#parts
+    if (parts.length === 0) return
+    this.#parts = []
+    const bytes = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, this.#bytes)
+    this.#bytes = 0
+    if (!this.#socket.destroyed) this.#socket.write(bytes)
+  }
+
+  // Bound once: a deferred flush allocates no closure.
+  readonly #deferredFlush = (): void => {
+    this.#scheduled = false
+    this.flush()
+  }
+}
