@@ -252,7 +252,13 @@ export class ClientSession implements SessionControl {
         if (route.key !== undefined) stats.countServed(route.key)
         else stats.served++
         const reply = asStatus(name, route.reply, false)
-        this.#output.reply(this.#resp3 ? resp3Bytes(reply, resp3Shape(name, args)) : cachedReplyBytes(reply))
+        // A one-key hit is L1's own reply object, whose bytes are worth keeping; MGET's array is new every time.
+        const bytes = this.#resp3
+          ? resp3Bytes(reply, resp3Shape(name, args))
+          : route.key !== undefined
+            ? cachedReplyBytes(reply)
+            : encodeOnce(reply)
+        this.#output.reply(bytes)
         return
       }
       case 'deferred': {
