@@ -42,8 +42,9 @@ const SUBSCRIBE_COMMANDS: ReadonlySet<string> = new Set(['subscribe', 'psubscrib
  * One client connection: requests parsed as they arrive, each run through the agent's data-plane core (the same
  * CommandRouter as the ioredis front door) and carried out (answered from L1, shared, split, or sent to Redis),
  * replies written in request order. Requests go on a shared backend connection until the client needs state
- * Redis keeps per connection (MULTI, WATCH, SELECT, blocking commands, subscriptions, RESP3): then, once every
- * earlier reply has arrived, on a connection of its own for the rest of its life.
+ * Redis keeps per connection (MULTI, WATCH, SELECT, blocking commands, subscriptions): then, once every
+ * earlier reply has arrived, on a connection of its own for the rest of its life. A RESP3 client's connections
+ * (shared or its own) speak RESP3.
  */
 export class ClientSession implements SessionControl {
   readonly id: number
