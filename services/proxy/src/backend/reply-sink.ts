@@ -1,3 +1,6 @@
+import { decodeReply, ReplyError, replyBytes } from '../resp/reply-codec.js'
+import { resp3Bytes } from '../resp/resp3-reply.js'
+
 /** Where a backend connection delivers the reply to one request it sent. */
 export interface ReplySink {
   /** Part of the reply's bytes, in order; views into the chunk received. */
@@ -34,4 +37,20 @@ export class CheckedSink implements ReplySink {
   }
 
   fail(): void {}
+}
+
+/** A sink that gathers one reply and hands it on decoded; a lost connection comes as a ReplyError. */
+export function decodingSink(done: (reply: unknown) => void): ReplySink {
+  const chunks: Buffer[] = []
+  return {
+    data: (bytes) => chunks.push(bytes),
+    end: () => done(decodeReply(Buffer.concat(chunks))),
+    fail: (error) => done(new ReplyError(error.message)),
+  }
+}
+
+/** Answers `sink` with a reply the proxy made (merged, combined), in the client's protocol; errors as `-message`. */
+export function answer(sink: ReplySink, reply: unknown, resp3: boolean): void {
+  sink.data(resp3 ? resp3Bytes(reply, 'plain') : replyBytes(reply))
+  sink.end()
 }

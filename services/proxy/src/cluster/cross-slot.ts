@@ -1,8 +1,7 @@
 import { type CommandSpec, keyIndexes } from '@heatsink/commands'
-import type { ReplySink } from '../backend/reply-sink.js'
-import { decodeReply, encodeReply, errorReply, ReplyError, StatusReply } from '../resp/reply-codec.js'
+import { answer, decodingSink, type ReplySink } from '../backend/reply-sink.js'
+import { errorReply, ReplyError, StatusReply } from '../resp/reply-codec.js'
 import { encodeRequest } from '../resp/request-parser.js'
-import { encodeResp3 } from '../resp/resp3-reply.js'
 import { calculateSlot } from './key-slot.js'
 
 /** How the replies of a command split by slot are put back together, for the commands that can be split. */
@@ -77,7 +76,7 @@ export class MergeSinks {
   readonly #replies: unknown[]
   readonly #resp3: boolean
   #left: number
-  #error: Buffer | undefined
+  #error: ReplyError | undefined
 
   /** `resp3`: the client speaks RESP3 (MGET's nils are `_`). */
   constructor(name: string, parts: SlotPart[], sink: ReplySink, resp3: boolean) {
@@ -91,28 +90,14 @@ export class MergeSinks {
 
   /** The sink of part `i`. */
   part(i: number): ReplySink {
-    const chunks: Buffer[] = []
-    return {
-      data: (bytes) => chunks.push(bytes),
-      end: () => this.#settle(i, decodeReply(Buffer.concat(chunks))),
-      fail: (error) => this.#settle(i, new ReplyError(error.message)),
-    }
+    return decodingSink((reply) => this.#settle(i, reply))
   }
 
   #settle(i: number, reply: unknown): void {
-    if (reply instanceof ReplyError) this.#error ??= errorReply(reply.message)
+    if (reply instanceof ReplyError) this.#error ??= reply
     this.#replies[i] = reply
     if (--this.#left > 0) return
-    if (this.#error !== undefined) {
-      this.#sink.data(this.#error)
-      this.#sink.end()
-      return
-    }
-    const out: Buffer[] = []
-    if (this.#resp3) encodeResp3(this.#merge(), 'plain', out)
-    else encodeReply(this.#merge(), out)
-    this.#sink.data(Buffer.concat(out))
-    this.#sink.end()
+    answer(this.#sink, this.#error ?? this.#merge(), this.#resp3)
   }
 
   #merge(): unknown {

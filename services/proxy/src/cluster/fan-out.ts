@@ -1,7 +1,6 @@
-import type { ReplySink } from '../backend/reply-sink.js'
-import { decodeReply, encodeReply, errorReply, ReplyError } from '../resp/reply-codec.js'
+import { answer, decodingSink, type ReplySink } from '../backend/reply-sink.js'
+import { ReplyError } from '../resp/reply-codec.js'
 import { encodeRequest } from '../resp/request-parser.js'
-import { encodeResp3 } from '../resp/resp3-reply.js'
 import type { ClusterBackend } from './cluster-backend.js'
 
 /**
@@ -49,10 +48,14 @@ export function sendToEveryMaster(
   const replies = new Array<unknown>(masters.length)
   let left = masters.length
   masters.forEach((node, i) => {
-    collect(cluster.pool(node).shared(index, resp3), request, (reply) => {
-      replies[i] = reply
-      if (--left === 0) answer(sink, combined(combine, replies), resp3)
-    })
+    const connection = cluster.pool(node).shared(index, resp3)
+    connection.send(
+      request,
+      decodingSink((reply) => {
+        replies[i] = reply
+        if (--left === 0) answer(sink, combined(combine, replies), resp3)
+      }),
+    )
   })
 }
 
@@ -81,29 +84,20 @@ export function scanEveryMaster(
   }
   const place = Number(cursor % count)
   const request = encodeRequest(['SCAN', String(cursor / count), ...args.slice(1)])
-  collect(cluster.pool(masters[place] as string).shared(index, resp3), request, (reply) => {
-    if (!Array.isArray(reply)) {
-      answer(sink, reply, resp3)
-      return
-    }
-    const next = BigInt((reply[0] as Buffer).toString('latin1'))
-    const following =
-      next === 0n ? (place + 1 < masters.length ? BigInt(place + 1) : 0n) : next * count + BigInt(place)
-    answer(sink, [Buffer.from(String(following)), reply[1]], resp3)
-  })
-}
-
-function collect(
-  connection: { send(bytes: Buffer, sink: ReplySink): void },
-  request: Buffer,
-  done: (reply: unknown) => void,
-): void {
-  const chunks: Buffer[] = []
-  connection.send(request, {
-    data: (bytes) => chunks.push(bytes),
-    end: () => done(decodeReply(Buffer.concat(chunks))),
-    fail: (error) => done(new ReplyError(error.message)),
-  })
+  const connection = cluster.pool(masters[place] as string).shared(index, resp3)
+  connection.send(
+    request,
+    decodingSink((reply) => {
+      if (!Array.isArray(reply)) {
+        answer(sink, reply, resp3)
+        return
+      }
+      const next = BigInt((reply[0] as Buffer).toString('latin1'))
+      const following =
+        next === 0n ? (place + 1 < masters.length ? BigInt(place + 1) : 0n) : next * count + BigInt(place)
+      answer(sink, [Buffer.from(String(following)), reply[1]], resp3)
+    }),
+  )
 }
 
 function combined(combine: Combine, replies: unknown[]): unknown {
@@ -123,13 +117,4 @@ function combined(combine: Combine, replies: unknown[]): unknown {
     default:
       return replies[0]
   }
-}
-
-function answer(sink: ReplySink, reply: unknown, resp3: boolean): void {
-  const out: Buffer[] = []
-  if (reply instanceof ReplyError) out.push(errorReply(reply.message))
-  else if (resp3) encodeResp3(reply, 'plain', out)
-  else encodeReply(reply, out)
-  sink.data(out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out))
-  sink.end()
 }
