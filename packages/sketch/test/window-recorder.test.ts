@@ -146,6 +146,22 @@ describe('WindowRecorder with deferColdKeys', () => {
     const top = [...truth].sort((a, b) => b[1] - a[1]).slice(0, 10)
     for (const [key, count] of top) expect(summary.hitters.find((h) => h.key === key)?.count).toBe(count)
   })
+
+  it('counts a key admitted part-way through a batch exactly from then on, as one candidate', () => {
+    const recorder = new WindowRecorder({ windowStart: 0, deferColdKeys: true, topK: 4, capacity: 4 })
+    // Fill the candidates with keys that will stay above the newcomer's early estimates.
+    for (const key of ['a', 'b', 'c', 'd']) for (let i = 0; i < 20; i++) recorder.record(key)
+    // One batch, no turn of the event loop: 'hot' is pending 300 times and admitted once its estimate passes
+    // the weakest candidate's 20; from there every pending entry of it is counted on the candidate.
+    for (let i = 0; i < 300; i++) recorder.record('hot', i % 3 === 0)
+    const hitters = recorder.rollover(1000).hitters
+    expect(hitters.filter((h) => h.key === 'hot')).toEqual([
+      { key: 'hot', count: 300, reads: expect.any(Number), writes: expect.any(Number), misses: 0 },
+    ])
+    const hot = hitters.find((h) => h.key === 'hot')
+    // Admitted at its estimate (21, one past the weakest), then 279 counted exactly.
+    expect((hot?.reads ?? 0) + (hot?.writes ?? 0)).toBe(300 - 21 + 1)
+  })
 })
 
 describe('WindowRecorder, tuned by the control plane', () => {
