@@ -26,7 +26,7 @@ export interface WindowRecorderOptions extends CountMinSketchOptions {
   windowStart?: number
   /**
    * Count keys that are not candidates in batches, after the current turn of the event loop, instead of on the
-   * request: their record() then costs the key's hash and a push. Every reading method counts what is pending first, so
+   * request: their record() then costs an array push. Every reading method counts what is pending first, so
    * summaries are the same; only record()'s answer for such a key (always 0) and the moment a cold key crosses
    * the report floor differ. Default false.
    */
@@ -105,10 +105,6 @@ export class WindowRecorder {
   // The batch, in buffers allocated once: a growing array per batch would be garbage on the request path.
   readonly #pendingKeys: string[] = []
   readonly #pendingWrites = new Uint8Array(MAX_PENDING)
-  // Each pending key's fingerprint, taken on the request while the string is still in the CPU's cache: by the
-  // time the batch is counted, the client's own work on the replies has pushed it out.
-  readonly #pendingH1 = new Int32Array(MAX_PENDING)
-  readonly #pendingH2 = new Int32Array(MAX_PENDING)
   #pending = 0
   // Error sampling: a key is sampled when (fingerprint >>> 16) & mask equals match (never, with sampling off).
   readonly #sampleMask: number
@@ -214,12 +210,8 @@ export class WindowRecorder {
     // Measured through the ioredis front door, 1,000 concurrent GETs over 100,000 cold keys: the sketch work
     // done in one batch while the replies are on their way cost a third of what it cost on each request.
     const at = this.#pending++
-    const hasher = this.#hasher
-    hasher.hash(key)
     this.#pendingKeys[at] = key
     this.#pendingWrites[at] = write ? 1 : 0
-    this.#pendingH1[at] = hasher.h1
-    this.#pendingH2[at] = hasher.h2
     if (at === 0) setImmediate(this.#drain)
     else if (at + 1 >= MAX_PENDING) this.#drain()
     return 0
@@ -231,17 +223,13 @@ export class WindowRecorder {
     this.#pending = 0
     const keys = this.#pendingKeys
     const writes = this.#pendingWrites
-    const h1s = this.#pendingH1
-    const h2s = this.#pendingH2
-    // Every pending key was cold when recorded, and only this batch's admissions can have made one a candidate
-    // since (pin and rollover count the batch first): until the first admission, no candidate lookup.
-    let admitted = false
     for (let i = 0; i < count; i++) {
       const key = keys[i] as string
       const write = writes[i] === 1
-      const candidate = admitted ? this.#byKey.get(key) : undefined
+      // A key admitted by an earlier entry of this batch is a candidate now, counted exactly from here on.
+      const candidate = this.#byKey.get(key)
       if (candidate !== undefined) this.#countCandidate(candidate, key, write)
-      else if (this.#recordColdAt(key, write, h1s[i] as number, h2s[i] as number) === 1) admitted = true
+      else this.#recordCold(key, write)
     }
   }
 
@@ -256,14 +244,9 @@ export class WindowRecorder {
   #recordCold(key: string, write: boolean): number {
     const hasher = this.#hasher
     hasher.hash(key)
-    return this.#recordColdAt(key, write, hasher.h1, hasher.h2)
-  }
-
-  // The same, for a key whose fingerprint is h1, h2. Returns 1 when the key was admitted, else 0.
-  #recordColdAt(key: string, write: boolean, h1: number, h2: number): number {
-    const sampled = this.#isSampled(h2)
+    const sampled = this.#isSampled(hasher.h2)
     if (sampled) this.#countSample(key)
-    const estimate = this.sketch.addAtCells(this.sketch.cellsAt(h1, h2, this.#scratch))
+    const estimate = this.sketch.addAtCells(this.sketch.cellsAt(hasher.h1, hasher.h2, this.#scratch))
     // The heap floor is a lower bound on the weakest candidate, so this test never refuses a key that
     // deserves a place; #admit checks against the true minimum. A key below the average cell load
     // (total / width) is within the sketch's own noise: admitting it would churn candidates to learn nothing,
