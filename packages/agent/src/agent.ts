@@ -287,6 +287,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       l1Hits: this.#counters.l1Hits,
       l1Misses: this.#counters.l1Misses,
       l1Entries: this.#l1.size + this.#replies.size,
+      l1Bytes: this.#l1.bytes + this.#replies.bytes,
       promotions: this.#counters.promotions,
       demotions: this.#counters.demotions,
       loads: this.#guard.totals().upstreamLoads,
@@ -430,6 +431,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   stats(): AgentStats {
     return statsSnapshot(this.#counters, {
       l1Entries: this.#l1.size + this.#replies.size,
+      l1Bytes: this.#l1.bytes + this.#replies.bytes,
       registryVersion: this.#view.version,
       invalidationChannelUp: this.#channels.state.up,
       reportFloor: this.#tuning.reportFloor,

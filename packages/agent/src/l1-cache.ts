@@ -1,5 +1,6 @@
 import type { Codec, StaleValue } from '@heatsink/stampede'
 import { GatedCache } from './core/gated-cache.js'
+import { OBJECT_OVERHEAD_BYTES } from './core/retained-bytes.js'
 import { EnvelopeEntry, entryFor, type L1Value, loadedValue, NIL, plainText } from './l1-entry.js'
 
 /** A fill's answer: the key's value (null when absent) and its PTTL in ms (-1 no TTL, -2 absent). */
@@ -80,6 +81,17 @@ export class L1Cache extends GatedCache<L1Value, Promise<string | null>> {
     }
     const lifetime = this.lifetime(remaining)
     if (lifetime < 1) return
-    this.lru.set(name, entry, { ttl: lifetime })
+    const bytes = entryBytes(name, entry)
+    if (!this.fits(bytes)) return
+    this.lru.set(name, entry, { ttl: lifetime, size: bytes })
   }
+}
+
+// An entry's estimated bytes: its key and text at two bytes a character, and for an envelope its text twice
+// (the envelope's payload and getOrLoad's decoded value are of about its size).
+function entryBytes(name: string, entry: L1Value): number {
+  const key = OBJECT_OVERHEAD_BYTES + 2 * name.length
+  if (typeof entry === 'string') return key + OBJECT_OVERHEAD_BYTES + 2 * entry.length
+  if (entry === NIL) return key
+  return key + 3 * OBJECT_OVERHEAD_BYTES + 4 * ((entry as EnvelopeEntry).text?.length ?? 0)
 }

@@ -35,6 +35,12 @@ export interface L1Options {
   ttlFraction?: number
   /** Cap on an entry's lifetime, and the lifetime of keys without a TTL, in ms; default 5000. */
   maxTtlMs?: number
+  /**
+   * Bytes L1 may hold, estimated from the values and replies it keeps (at least 65,536; default 64 MiB): half
+   * for replies of the command path, half for getOrLoad's values. A key whose replies would take more than an
+   * eighth of its half is not cached (its reads go to Redis), so one large value cannot flush every other key.
+   */
+  maxBytes?: number
 }
 
 /** How getOrLoad's loads are coordinated across agents (the stampede guard's timing). */
@@ -123,6 +129,8 @@ export const L1_MAX_ENTRIES = 2048
 export const DEFAULT_L1_ENTRIES = 1024
 export const DEFAULT_TTL_FRACTION = 0.2
 export const DEFAULT_MAX_TTL_MS = 5000
+export const L1_MIN_BYTES = 65_536
+export const DEFAULT_L1_BYTES = 64 * 1024 * 1024
 
 const noop = () => {}
 /** A logger that drops everything. */
@@ -191,7 +199,12 @@ function resolveSettings(options: Omit<AgentOptions, 'redis'>, at: string): Reso
     names,
     agentId,
     windowMs: integer('windowMs', options.windowMs ?? DEFAULT_WINDOW_MS, 10),
-    l1: { maxEntries, ttlFraction, maxTtlMs: integer('l1.maxTtlMs', l1.maxTtlMs ?? DEFAULT_MAX_TTL_MS, 1) },
+    l1: {
+      maxEntries,
+      ttlFraction,
+      maxTtlMs: integer('l1.maxTtlMs', l1.maxTtlMs ?? DEFAULT_MAX_TTL_MS, 1),
+      maxBytes: integer('l1.maxBytes', l1.maxBytes ?? DEFAULT_L1_BYTES, L1_MIN_BYTES),
+    },
     clock: options.clock ?? systemClock,
     log: options.log ?? silentLogger,
     fastReportFloor: integer('fastReportFloor', options.fastReportFloor ?? DEFAULT_REPORT_FLOOR, 1),

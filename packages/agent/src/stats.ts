@@ -16,10 +16,16 @@ export interface AgentStats {
   /** Reads of local_cache keys served from L1, and those that were not. */
   l1Hits: number
   l1Misses: number
-  /** Entries in L1 now. */
+  /** Entries in L1 now, and the bytes they hold (estimated; bounded by l1.maxBytes). */
   l1Entries: number
-  /** Entries the LRU pushed out to make room. */
+  l1Bytes: number
+  /** Entries the LRU pushed out to make room (for more keys, or more bytes). */
   l1Evictions: number
+  /**
+   * Fills not stored because the key's replies would take more than an eighth of L1's bytes: reads of such a
+   * key go to Redis. A hot key counted here needs a larger l1.maxBytes, or another mitigation (split).
+   */
+  l1TooLarge: number
   /**
    * Entries (or fills in flight) dropped because their key changed: written through this agent (local),
    * announced by another agent (pubsub), reported by Redis tracking (tracking); or everything dropped when an
@@ -79,6 +85,7 @@ export class AgentCounters {
   l1Hits = 0
   l1Misses = 0
   l1Evictions = 0
+  l1TooLarge = 0
   readonly l1Invalidations: Record<InvalidationSource, number> = {
     local: 0,
     pubsub: 0,
@@ -103,6 +110,7 @@ export class AgentCounters {
 /** What stats() reads besides the counters. */
 export interface StatsSources {
   l1Entries: number
+  l1Bytes: number
   registryVersion: number
   invalidationChannelUp: boolean
   reportFloor: number
@@ -125,7 +133,9 @@ export function statsSnapshot(counters: AgentCounters, sources: StatsSources): A
     l1Hits: c.l1Hits,
     l1Misses: c.l1Misses,
     l1Entries: sources.l1Entries,
+    l1Bytes: sources.l1Bytes,
     l1Evictions: c.l1Evictions,
+    l1TooLarge: c.l1TooLarge,
     l1Invalidations: { ...c.l1Invalidations },
     reportsSent: c.reportsSent,
     reportsDropped: c.reportsDropped,

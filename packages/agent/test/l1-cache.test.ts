@@ -5,10 +5,16 @@ import { type Fill, L1Cache } from '../src/l1-cache.js'
 import { AgentCounters } from '../src/stats.js'
 import { deferred } from './support/helpers.js'
 
-function cache(options: { maxEntries?: number; ttlFraction?: number; maxTtlMs?: number } = {}) {
+function cache(
+  options: { maxEntries?: number; ttlFraction?: number; maxTtlMs?: number; maxBytes?: number } = {},
+) {
   const clock = new ManualClock(1_000_000)
   const counters = new AgentCounters()
-  const l1 = new L1Cache({ maxEntries: 512, ttlFraction: 0.2, maxTtlMs: 5000, ...options }, clock, counters)
+  const l1 = new L1Cache(
+    { maxEntries: 512, ttlFraction: 0.2, maxTtlMs: 5000, maxBytes: 64 * 1024 * 1024, ...options },
+    clock,
+    counters,
+  )
   l1.setUsable(true)
   return { l1, clock, counters }
 }
@@ -194,5 +200,28 @@ describe('L1Cache', () => {
     expect(counters.l1Evictions).toBe(88)
     expect(l1.get('k0')).toBeUndefined()
     expect(l1.get('k599')).toBe('v')
+  })
+
+  it('holds at most half of maxBytes, evicting the least recently used, and caches no entry over an eighth of that', async () => {
+    // 65,536 bytes: this cache (getOrLoad's values) has 32,768, and one entry at most 4,096.
+    const { l1, counters } = cache({ maxBytes: 65_536 })
+    const value = 'v'.repeat(1500)
+    for (let i = 0; i < 40; i++) {
+      l1.admit(`k${i}`)
+      expect(await l1.load(`k${i}`, async () => [value, -1] as const)).toBe(value)
+    }
+    expect(l1.bytes).toBeGreaterThan(16_384)
+    expect(l1.bytes).toBeLessThanOrEqual(32_768)
+    expect(counters.l1Evictions).toBeGreaterThan(0)
+    expect(l1.size).toBeLessThan(40)
+    // The latest keys stayed, the first went.
+    expect(l1.get('k39')).toBe(value)
+    expect(l1.get('k0')).toBeUndefined()
+
+    const large = 'x'.repeat(3000)
+    l1.admit('large')
+    expect(await l1.load('large', async () => [large, -1] as const)).toBe(large)
+    expect(l1.get('large')).toBeUndefined()
+    expect(counters.l1TooLarge).toBe(1)
   })
 })

@@ -18,7 +18,7 @@ describe('options', () => {
     const options = resolveOptions({ redis: url })
     expect(options).toMatchObject({
       windowMs: 1000,
-      l1: { maxEntries: 1024, ttlFraction: 0.2, maxTtlMs: 5000 },
+      l1: { maxEntries: 1024, ttlFraction: 0.2, maxTtlMs: 5000, maxBytes: 64 * 1024 * 1024 },
       fastReportFloor: 100,
       maxPartialReportsPerWindow: 8,
       registryCheckMs: 2000,
@@ -35,6 +35,7 @@ describe('options', () => {
     [{ l1: { ttlFraction: 0 } }, 'l1.ttlFraction', /above 0 and at most 1/],
     [{ l1: { ttlFraction: 1.5 } }, 'l1.ttlFraction', /above 0 and at most 1/],
     [{ l1: { maxTtlMs: 0 } }, 'l1.maxTtlMs', /at least 1/],
+    [{ l1: { maxBytes: 65_535 } }, 'l1.maxBytes', /at least 65536, got 65535/],
     [{ windowMs: 5 }, 'windowMs', /at least 10/],
     [{ namespace: 'has space' }, 'namespace', /invalid namespace/],
     [{ agentId: '' }, 'agentId', /1 to 128 characters/],

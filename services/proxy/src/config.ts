@@ -86,6 +86,11 @@ const Environment = z.object({
   HEATSINK_AGENT_ID: matching('1 to 128 characters', (raw) => raw.length <= 128),
   HEATSINK_REGISTRY_KEY: registryKey,
   HEATSINK_WINDOW_MS: positiveInteger,
+  HEATSINK_L1_MAX_ENTRIES: numeric(
+    'an integer from 512 to 2048',
+    (n) => Number.isInteger(n) && n >= 512 && n <= 2048,
+  ),
+  HEATSINK_L1_MAX_MB: positiveInteger,
   HEATSINK_SHUTDOWN_TIMEOUT_MS: positiveInteger,
   LOG_LEVEL: matching(`one of ${LOG_LEVELS.join(', ')}`, (raw) =>
     (LOG_LEVELS as readonly string[]).includes(raw),
@@ -129,6 +134,10 @@ export function loadProxyConfig(env: Record<string, string | undefined>) {
     agentId: e.HEATSINK_AGENT_ID ?? `proxy-${hostname()}-${process.pid}`,
     registryKey: e.HEATSINK_REGISTRY_KEY,
     windowMs: e.HEATSINK_WINDOW_MS,
+    l1: {
+      maxEntries: e.HEATSINK_L1_MAX_ENTRIES,
+      maxBytes: e.HEATSINK_L1_MAX_MB === undefined ? undefined : e.HEATSINK_L1_MAX_MB * 1024 * 1024,
+    },
     shutdownTimeoutMs: e.HEATSINK_SHUTDOWN_TIMEOUT_MS ?? 10_000,
     logLevel: e.LOG_LEVEL ?? 'info',
   }

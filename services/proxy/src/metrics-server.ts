@@ -26,6 +26,14 @@ export function createMetricsServer(proxy: RespProxy): Server {
       this.set(proxy.backendConnections)
     },
   })
+  new Gauge({
+    name: 'heatsink_proxy_agent_l1_bytes',
+    help: "Bytes held by the agent's L1 (estimated; bounded by HEATSINK_L1_MAX_MB)",
+    registers: [registry],
+    collect() {
+      this.set(proxy.agent.stats().l1Bytes)
+    },
+  })
   const totals: Array<[string, string, () => number]> = [
     ['heatsink_proxy_clients_accepted_total', 'Client connections accepted', () => stats.clientsAccepted],
     [
@@ -53,6 +61,11 @@ export function createMetricsServer(proxy: RespProxy): Server {
       'heatsink_proxy_agent_l1_misses_total',
       "The agent's L1 misses of local_cache keys",
       () => proxy.agent.stats().l1Misses,
+    ],
+    [
+      'heatsink_proxy_agent_l1_too_large_total',
+      "Fills of local_cache keys too large for the agent's L1 (their reads go to Redis)",
+      () => proxy.agent.stats().l1TooLarge,
     ],
   ]
   for (const [name, help, read] of totals) {

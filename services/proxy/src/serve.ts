@@ -31,6 +31,7 @@ export async function serve(config: ProxyConfig, worker?: number): Promise<void>
       agentId: worker === undefined ? config.agentId : `${config.agentId}-${worker}`,
       registryKey: config.registryKey,
       windowMs: config.windowMs,
+      l1: config.l1,
       log: log.child({ component: 'agent' }),
     },
   }).catch((error: unknown) => {

@@ -10,6 +10,8 @@ describe('the proxy configuration from the environment', () => {
     expect(config.backend).toBe('redis://127.0.0.1:6379')
     expect(config.metricsPort).toBe(9380)
     expect(config.passwords.size).toBe(0)
+    expect(config.l1).toEqual({ maxEntries: undefined, maxBytes: undefined })
+    expect(loadProxyConfig({ HEATSINK_L1_MAX_MB: '8' }).l1.maxBytes).toBe(8 * 1024 * 1024)
   })
 
   it('listens on every interface once a password is set, and takes users', () => {
@@ -34,6 +36,7 @@ describe('the proxy configuration from the environment', () => {
         HEATSINK_PROXY_BACKEND_CONNECTIONS: '0',
         HEATSINK_PROXY_USERS: 'nopassword',
         LOG_LEVEL: 'loud',
+        HEATSINK_L1_MAX_ENTRIES: '100',
       })
     } catch (caught) {
       error = caught
@@ -45,6 +48,7 @@ describe('the proxy configuration from the environment', () => {
     expect(message).toContain("HEATSINK_PROXY_BACKEND_CONNECTIONS: expected an integer from 1 to 64, got '0'")
     expect(message).toContain("HEATSINK_PROXY_USERS: expected comma-separated 'user:password' pairs")
     expect(message).toContain('LOG_LEVEL: expected one of')
+    expect(message).toContain("HEATSINK_L1_MAX_ENTRIES: expected an integer from 512 to 2048, got '100'")
     expect(message).not.toContain('nopassword')
   })
 })

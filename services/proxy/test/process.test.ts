@@ -3,7 +3,9 @@ import { createHash, randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { connect } from 'node:net'
+import { publishRegistry } from '@heatsink/agent/testing'
 import { freePort, isPortFree } from '@heatsink/devservices'
+import { createNames } from '@heatsink/protocol'
 import { REPO_ROOT, testNamespace } from '@heatsink/test'
 import { Redis } from 'ioredis'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -108,6 +110,38 @@ describe('node services/proxy/dist/main.js', () => {
     expect(output()).toContain('"msg":"stopped"')
     pusher.disconnect()
     client.disconnect()
+  })
+
+  it('bounds its L1 by HEATSINK_L1_MAX_MB: a hot value too large is answered from Redis and shown in /metrics', async () => {
+    // 1 MB: half for replies, and at most an eighth of that (64 KiB) for one key's.
+    const { output, port, metricsPort, namespace } = await startServing({ HEATSINK_L1_MAX_MB: '1' })
+    await waitFor(() => output().includes('"msg":"agent ready"'), 'the proxy to be ready', 15_000)
+    const admin = new Redis(redis().url)
+    const client = new Redis({ port, maxRetriesPerRequest: 0 })
+    try {
+      const small = `${namespace}:small`
+      const large = `${namespace}:large`
+      await admin.set(small, 'fits')
+      await admin.set(large, 'L'.repeat(200_000))
+      await publishRegistry(admin, createNames(namespace), { key: small }, { key: large })
+      const metric = async (name: string) => {
+        const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
+        return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? Number.NaN)
+      }
+      // Reads until the promotion has reached the proxy and its L1 answers the small key.
+      await waitFor(async () => {
+        expect(await client.get(small)).toBe('fits')
+        return (await metric('heatsink_proxy_l1_served_total')) > 0
+      }, 'the small key served from L1')
+      for (let i = 0; i < 5; i++) expect(await client.get(large)).toBe('L'.repeat(200_000))
+      expect(await metric('heatsink_proxy_agent_l1_too_large_total')).toBeGreaterThanOrEqual(5)
+      const bytes = await metric('heatsink_proxy_agent_l1_bytes')
+      expect(bytes).toBeGreaterThan(0)
+      expect(bytes).toBeLessThanOrEqual(1024 * 1024)
+    } finally {
+      admin.disconnect()
+      client.disconnect()
+    }
   })
 
   it('with HEATSINK_PROXY_WORKERS=2 runs two workers on one port, each its own agent, and stops both on SIGTERM', async () => {

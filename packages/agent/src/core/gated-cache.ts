@@ -19,6 +19,8 @@ export abstract class GatedCache<V extends {}, F> {
   protected readonly clock: Clock
   protected readonly ttlFraction: number
   protected readonly maxTtlMs: number
+  /** The most one key's entry may take: an eighth of this cache's bytes. */
+  protected readonly maxEntryBytes: number
   readonly #counters: AgentCounters
   readonly #events: AgentEvents | undefined
   readonly #cache: L1DroppedEvent['cache']
@@ -37,9 +39,13 @@ export abstract class GatedCache<V extends {}, F> {
     this.clock = clock
     this.ttlFraction = options.ttlFraction
     this.maxTtlMs = options.maxTtlMs
+    // L1 is two caches (replies of the command path, getOrLoad's values): each holds half of maxBytes.
+    const maxBytes = Math.max(1, Math.floor(options.maxBytes / 2))
+    this.maxEntryBytes = Math.max(1, Math.floor(maxBytes / 8))
     const injected = clock !== systemClock
     this.lru = new LRUCache<string, V>({
       max: options.maxEntries,
+      maxSize: maxBytes,
       // The system clock uses lru-cache's own monotonic timer, read at most once per ms; an injected clock is
       // read on every check so tests move lifetimes exactly.
       ...(injected ? { perf: { now: () => clock.now() }, ttlResolution: 0 } : {}),
@@ -55,6 +61,11 @@ export abstract class GatedCache<V extends {}, F> {
   get size(): number {
     this.lru.purgeStale()
     return this.lru.size
+  }
+
+  /** The estimated bytes of the live entries (see retainedBytes). */
+  get bytes(): number {
+    return this.lru.calculatedSize
   }
 
   /** True while fills may start and store: every invalidation channel is live. */
@@ -110,6 +121,13 @@ export abstract class GatedCache<V extends {}, F> {
     this.gate.clear()
     this.flights.clear()
     this.lru.clear()
+  }
+
+  /** Whether an entry of `bytes` may be stored; one that may not is counted (l1TooLarge). */
+  protected fits(bytes: number): boolean {
+    if (bytes <= this.maxEntryBytes) return true
+    this.#counters.l1TooLarge++
+    return false
   }
 
   /** An entry's lifetime: ttlFraction of the key's remaining TTL, capped; a key without TTL gets the cap. */

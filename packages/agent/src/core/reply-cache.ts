@@ -1,4 +1,5 @@
 import { GatedCache } from './gated-cache.js'
+import { OBJECT_OVERHEAD_BYTES, retainedBytes } from './retained-bytes.js'
 
 /** A fill's answer: the command's reply as Redis sent it (Buffers, arrays, integers, null) and the key's PTTL. */
 export type ReplyFill = readonly [reply: unknown, pttlMs: number]
@@ -24,8 +25,15 @@ export class CachedReply {
 /** `CachedReply.decoded` before anyone asked for it. */
 export const NOT_DECODED: unique symbol = Symbol('not decoded')
 
-// The replies Redis gave for one key, by command signature (see signatureOf).
-type KeyReplies = Map<string, CachedReply>
+/** The replies Redis gave for one key, by command signature (see signatureOf), and their estimated bytes. */
+class KeyReplies {
+  readonly bySignature = new Map<string, CachedReply>()
+  bytes = OBJECT_OVERHEAD_BYTES
+
+  constructor(name: string) {
+    this.bytes += 2 * name.length
+  }
+}
 
 /**
  * L1 for the command path: replies cached per (key, command, arguments), so that GET, HGETALL, LRANGE, ZRANGE
@@ -39,7 +47,7 @@ type KeyReplies = Map<string, CachedReply>
 export class ReplyCache extends GatedCache<KeyReplies, Map<string, Promise<unknown>>> {
   /** The cached reply of `signature` on `name`, or undefined on a miss. */
   get(name: string, signature: string): CachedReply | undefined {
-    return this.lru.get(name, GET_OPTIONS)?.get(signature)
+    return this.lru.get(name, GET_OPTIONS)?.bySignature.get(signature)
   }
 
   /**
@@ -79,15 +87,25 @@ export class ReplyCache extends GatedCache<KeyReplies, Map<string, Promise<unkno
   }
 
   // A key's entry lives ttlFraction of its remaining TTL at its first fill, capped; replies added later share
-  // that lifetime (the key's TTL only shrinks with time, and any command that changes it is a write).
+  // that lifetime (the key's TTL only shrinks with time, and any command that changes it is a write). A reply is
+  // counted twice: as Redis sent it, and as the client's decoded copy made on the first hit.
   #store(name: string, signature: string, reply: unknown, pttl: number): void {
+    const bytes = OBJECT_OVERHEAD_BYTES + 2 * signature.length + 2 * retainedBytes(reply)
     const replies = this.lru.get(name, GET_OPTIONS)
     if (replies !== undefined) {
-      if (replies.size < MAX_REPLIES_PER_KEY) replies.set(signature, new CachedReply(reply))
+      if (replies.bySignature.size >= MAX_REPLIES_PER_KEY || !this.fits(replies.bytes + bytes)) return
+      replies.bySignature.set(signature, new CachedReply(reply))
+      replies.bytes += bytes
+      // The same entry again, for its new size; its lifetime stays the one its first fill set.
+      this.lru.set(name, replies, { size: replies.bytes, noUpdateTTL: true })
       return
     }
     const lifetime = this.lifetime(pttl)
     if (lifetime < 1) return
-    this.lru.set(name, new Map([[signature, new CachedReply(reply)]]), { ttl: lifetime })
+    const created = new KeyReplies(name)
+    if (!this.fits(created.bytes + bytes)) return
+    created.bySignature.set(signature, new CachedReply(reply))
+    created.bytes += bytes
+    this.lru.set(name, created, { ttl: lifetime, size: created.bytes })
   }
 }

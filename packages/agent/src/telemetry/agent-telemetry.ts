@@ -12,6 +12,7 @@ export interface TelemetryReadings {
   l1Hits: number
   l1Misses: number
   l1Entries: number
+  l1Bytes: number
   promotions: number
   demotions: number
   loads: number
@@ -64,6 +65,10 @@ export class AgentTelemetry {
       description: 'Entries in L1 now',
       unit: '{entry}',
     })
+    const bytes = meter.createObservableGauge('heatsink.l1.bytes', {
+      description: 'Bytes held by L1 now (estimated; bounded by l1.maxBytes)',
+      unit: 'By',
+    })
     const attributes = this.#attributes
     const observe = (result: BatchObservableResult) => {
       const now = read()
@@ -76,8 +81,9 @@ export class AgentTelemetry {
       result.observe(sent, now.reportsSent, attributes)
       result.observe(dropped, now.reportsDropped, attributes)
       result.observe(entries, now.l1Entries, attributes)
+      result.observe(bytes, now.l1Bytes, attributes)
     }
-    const instruments = [hits, misses, promotions, demotions, loads, failures, sent, dropped, entries]
+    const instruments = [hits, misses, promotions, demotions, loads, failures, sent, dropped, entries, bytes]
     meter.addBatchObservableCallback(observe, instruments)
     this.#stopMetrics = () => meter.removeBatchObservableCallback(observe, instruments)
   }
