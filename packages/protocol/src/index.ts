@@ -19,6 +19,18 @@ export {
 } from './codec.js'
 export { DetectionTuning, MAX_WATCHED_KEYS } from './detection-tuning.js'
 export {
+  environmentProblems,
+  envLogLevel,
+  envMatching,
+  envNamespace,
+  envNumber,
+  envPort,
+  envPositiveInteger,
+  envRegistryKey,
+  envText,
+  LOG_LEVELS,
+} from './environment.js'
+export {
   InvalidNamespaceError,
   MalformedMessageError,
   ProtocolError,

@@ -1,6 +1,17 @@
 import { hostname } from 'node:os'
 import { resolve } from 'node:path'
-import { createNames, DEFAULT_NAMESPACE, registryKeyProblem } from '@heatsink/protocol'
+import {
+  DEFAULT_NAMESPACE,
+  environmentProblems,
+  envLogLevel,
+  envMatching,
+  envNamespace,
+  envNumber,
+  envPort,
+  envPositiveInteger,
+  envRegistryKey,
+  envText,
+} from '@heatsink/protocol'
 import { z } from 'zod'
 import { DEFAULT_MITIGATION_POLICY } from './detection/mitigation-policy.js'
 import { ConfigError } from './errors.js'
@@ -8,41 +19,14 @@ import { ConfigError } from './errors.js'
 /** Where the API listens when HEATSINK_API_TOKEN is unset: unauthenticated writes must not leave the host. */
 export const LOOPBACK_HOST = '127.0.0.1'
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
-
-// Every variable is read as text; an empty value counts as unset, as shells and compose files often write them.
-const text = z
-  .string()
-  .optional()
-  .transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim()))
-
-/** A variable that must parse as a number accepted by `accept`; `expected` completes "expected ...". */
-function numeric(expected: string, accept: (n: number) => boolean) {
-  return text.transform((raw, ctx) => {
-    if (raw === undefined) return undefined
-    const value = Number(raw)
-    if (!Number.isFinite(value) || !accept(value)) {
-      ctx.addIssue({ code: 'custom', message: `expected ${expected}, got '${raw}'` })
-      return z.NEVER
-    }
-    return value
-  })
-}
-
-function matching(expected: string, accept: (raw: string) => boolean) {
-  return text.refine((raw) => raw === undefined || accept(raw), {
-    error: (issue) => `expected ${expected}, got '${String(issue.input)}'`,
-  })
-}
-
-const positiveNumber = numeric('a positive number', (n) => n > 0)
-const positiveInteger = numeric('a positive integer', (n) => Number.isInteger(n) && n > 0)
-const nonNegativeInteger = numeric('a non-negative integer', (n) => Number.isInteger(n) && n >= 0)
-const share = numeric('a number from 0 to 1', (n) => n >= 0 && n <= 1)
+const positiveNumber = envNumber('a positive number', (n) => n > 0)
+const positiveInteger = envPositiveInteger
+const nonNegativeInteger = envNumber('a non-negative integer', (n) => Number.isInteger(n) && n >= 0)
+const share = envNumber('a number from 0 to 1', (n) => n >= 0 && n <= 1)
 
 // The token travels as one word after `Bearer ` in a header, which carries printable ASCII: a token with
 // whitespace or other characters would be accepted here and then never match. The message never echoes it.
-const apiToken = text.superRefine((raw, ctx) => {
+const apiToken = envText.superRefine((raw, ctx) => {
   if (raw === undefined || /^[\x21-\x7e]+$/.test(raw)) return
   const what = /\s/.test(raw) ? 'whitespace' : 'a character outside printable ASCII'
   ctx.addIssue({
@@ -51,43 +35,28 @@ const apiToken = text.superRefine((raw, ctx) => {
   })
 })
 
-// The key agents check registry messages with; the message never echoes it.
-const registryKey = text.superRefine((raw, ctx) => {
-  const problem = raw === undefined ? undefined : registryKeyProblem(raw)
-  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem })
-})
-
-function isNamespace(raw: string): boolean {
-  try {
-    createNames(raw)
-    return true
-  } catch {
-    return false
-  }
-}
-
 const Environment = z.object({
-  PORT: numeric('an integer port from 0 to 65535', (n) => Number.isInteger(n) && n >= 0 && n <= 65_535),
-  HOST: text,
-  REDIS_URL: matching('a redis:// or rediss:// URL', (raw) => /^rediss?:\/\//.test(raw)),
-  DATABASE_URL: matching('a postgres:// or postgresql:// URL', (raw) => /^postgres(ql)?:\/\//.test(raw)),
-  HEATSINK_DATA_DIR: text,
-  HEATSINK_NAMESPACE: matching("1 to 64 characters of A-Z, a-z, 0-9, '_', '.', ':' or '-'", isNamespace),
+  PORT: envPort,
+  HOST: envText,
+  REDIS_URL: envMatching('a redis:// or rediss:// URL', (raw) => /^rediss?:\/\//.test(raw)),
+  DATABASE_URL: envMatching('a postgres:// or postgresql:// URL', (raw) => /^postgres(ql)?:\/\//.test(raw)),
+  HEATSINK_DATA_DIR: envText,
+  HEATSINK_NAMESPACE: envNamespace,
   HEATSINK_API_TOKEN: apiToken,
-  HEATSINK_REGISTRY_KEY: registryKey,
+  HEATSINK_REGISTRY_KEY: envRegistryKey,
   HEATSINK_HOT_RPS: positiveNumber,
   HEATSINK_COOL_RPS: positiveNumber,
   HEATSINK_COOL_SECONDS: positiveNumber,
   HEATSINK_WINDOW_MS: positiveInteger,
-  HEATSINK_COUNTER_SHARDS: numeric(
+  HEATSINK_COUNTER_SHARDS: envNumber(
     'an integer from 1 to 1024',
     (n) => Number.isInteger(n) && n >= 1 && n <= 1024,
   ),
-  HEATSINK_REPLICA_ID: matching('1 to 128 characters', (raw) => raw.length <= 128),
+  HEATSINK_REPLICA_ID: envMatching('1 to 128 characters', (raw) => raw.length <= 128),
   HEATSINK_WRITE_SHARE: share,
   HEATSINK_MISS_SHARE: share,
   HEATSINK_SPLIT_WRITE_CAPACITY: positiveNumber,
-  HEATSINK_SPLIT_MAX: numeric(
+  HEATSINK_SPLIT_MAX: envNumber(
     'a power of two from 2 to 1024',
     (n) => Number.isInteger(n) && n >= 2 && n <= 1024 && (n & (n - 1)) === 0,
   ),
@@ -95,9 +64,7 @@ const Environment = z.object({
   HEATSINK_SHUTDOWN_TIMEOUT_MS: positiveInteger,
   HEATSINK_MAX_CLOCK_SKEW_MS: nonNegativeInteger,
   HEATSINK_INGEST_STALL_MS: positiveInteger,
-  LOG_LEVEL: matching(`one of ${LOG_LEVELS.join(', ')}`, (raw) =>
-    (LOG_LEVELS as readonly string[]).includes(raw),
-  ),
+  LOG_LEVEL: envLogLevel,
 })
 
 /** Builds the validated configuration from the environment, filling in defaults. */
@@ -164,5 +131,5 @@ export type Config = z.output<ReturnType<typeof configSchema>>
 export function loadConfig(env: Record<string, string | undefined>, cwd: string = process.cwd()): Config {
   const result = configSchema(cwd).safeParse(env)
   if (result.success) return result.data
-  throw new ConfigError(result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`))
+  throw new ConfigError(environmentProblems(result.error))
 }

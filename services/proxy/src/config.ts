@@ -1,40 +1,21 @@
 import { hostname } from 'node:os'
-import { createNames, registryKeyProblem } from '@heatsink/protocol'
+import {
+  environmentProblems,
+  envLogLevel,
+  envMatching,
+  envNamespace,
+  envNumber,
+  envPort,
+  envPositiveInteger,
+  envRegistryKey,
+  envText,
+} from '@heatsink/protocol'
 import { z } from 'zod'
 import { ConfigError } from './errors.js'
 import { DEFAULT_PROXY_PORT } from './proxy.js'
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
-
-// Every variable is read as text; an empty value counts as unset, as shells and compose files often write them.
-const text = z
-  .string()
-  .optional()
-  .transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim()))
-
-function numeric(expected: string, accept: (n: number) => boolean) {
-  return text.transform((raw, ctx) => {
-    if (raw === undefined) return undefined
-    const value = Number(raw)
-    if (!Number.isFinite(value) || !accept(value)) {
-      ctx.addIssue({ code: 'custom', message: `expected ${expected}, got '${raw}'` })
-      return z.NEVER
-    }
-    return value
-  })
-}
-
-function matching(expected: string, accept: (raw: string) => boolean) {
-  return text.refine((raw) => raw === undefined || accept(raw), {
-    error: (issue) => `expected ${expected}, got '${String(issue.input)}'`,
-  })
-}
-
-const port = numeric('an integer port from 0 to 65535', (n) => Number.isInteger(n) && n >= 0 && n <= 65_535)
-const positiveInteger = numeric('a positive integer', (n) => Number.isInteger(n) && n > 0)
-
 // Passwords are never echoed in messages.
-const users = text.transform((raw, ctx) => {
+const users = envText.transform((raw, ctx) => {
   if (raw === undefined) return undefined
   const parsed = new Map<string, string>()
   for (const entry of raw.split(',')) {
@@ -49,52 +30,36 @@ const users = text.transform((raw, ctx) => {
   return parsed
 })
 
-const registryKey = text.superRefine((raw, ctx) => {
-  const problem = raw === undefined ? undefined : registryKeyProblem(raw)
-  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem })
-})
-
-function isNamespace(raw: string): boolean {
-  try {
-    createNames(raw)
-    return true
-  } catch {
-    return false
-  }
-}
-
 const Environment = z.object({
-  REDIS_URL: matching('a redis:// or rediss:// URL', (raw) => /^rediss?:\/\/[^/]/.test(raw)),
-  PORT: port,
-  HOST: text,
-  HEATSINK_PROXY_METRICS_PORT: port,
-  HEATSINK_PROXY_PASSWORD: text,
+  REDIS_URL: envMatching('a redis:// or rediss:// URL', (raw) => /^rediss?:\/\/[^/]/.test(raw)),
+  PORT: envPort,
+  HOST: envText,
+  HEATSINK_PROXY_METRICS_PORT: envPort,
+  HEATSINK_PROXY_PASSWORD: envText,
   HEATSINK_PROXY_USERS: users,
-  HEATSINK_PROXY_MAX_CLIENTS: positiveInteger,
-  HEATSINK_PROXY_CLIENT_OUTPUT_LIMIT_MB: positiveInteger,
-  HEATSINK_PROXY_BACKEND_CONNECTIONS: numeric(
+  HEATSINK_PROXY_MAX_CLIENTS: envPositiveInteger,
+  HEATSINK_PROXY_CLIENT_OUTPUT_LIMIT_MB: envPositiveInteger,
+  HEATSINK_PROXY_BACKEND_CONNECTIONS: envNumber(
     'an integer from 1 to 64',
     (n) => Number.isInteger(n) && n >= 1 && n <= 64,
   ),
-  HEATSINK_PROXY_BACKEND_TLS_CA_FILE: text,
-  HEATSINK_PROXY_WORKERS: numeric(
+  HEATSINK_PROXY_BACKEND_TLS_CA_FILE: envText,
+  HEATSINK_PROXY_WORKERS: envNumber(
     'an integer from 1 to 256',
     (n) => Number.isInteger(n) && n >= 1 && n <= 256,
   ),
-  HEATSINK_PROXY_CLUSTER: matching("'true' or 'false'", (raw) => raw === 'true' || raw === 'false'),
-  HEATSINK_NAMESPACE: matching("1 to 64 characters of A-Z, a-z, 0-9, '_', '.', ':' or '-'", isNamespace),
-  HEATSINK_AGENT_ID: matching('1 to 128 characters', (raw) => raw.length <= 128),
-  HEATSINK_REGISTRY_KEY: registryKey,
-  HEATSINK_WINDOW_MS: positiveInteger,
-  HEATSINK_L1_MAX_ENTRIES: numeric(
+  HEATSINK_PROXY_CLUSTER: envMatching("'true' or 'false'", (raw) => raw === 'true' || raw === 'false'),
+  HEATSINK_NAMESPACE: envNamespace,
+  HEATSINK_AGENT_ID: envMatching('1 to 128 characters', (raw) => raw.length <= 128),
+  HEATSINK_REGISTRY_KEY: envRegistryKey,
+  HEATSINK_WINDOW_MS: envPositiveInteger,
+  HEATSINK_L1_MAX_ENTRIES: envNumber(
     'an integer from 512 to 2048',
     (n) => Number.isInteger(n) && n >= 512 && n <= 2048,
   ),
-  HEATSINK_L1_MAX_MB: positiveInteger,
-  HEATSINK_SHUTDOWN_TIMEOUT_MS: positiveInteger,
-  LOG_LEVEL: matching(`one of ${LOG_LEVELS.join(', ')}`, (raw) =>
-    (LOG_LEVELS as readonly string[]).includes(raw),
-  ),
+  HEATSINK_L1_MAX_MB: envPositiveInteger,
+  HEATSINK_SHUTDOWN_TIMEOUT_MS: envPositiveInteger,
+  LOG_LEVEL: envLogLevel,
 })
 
 /** Where the proxy listens when no password is set: a proxy without AUTH must not be reachable off the host. */
@@ -110,8 +75,7 @@ export type ProxyConfig = ReturnType<typeof loadProxyConfig>
 export function loadProxyConfig(env: Record<string, string | undefined>) {
   const result = Environment.safeParse(env)
   if (!result.success) {
-    const problems = result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`)
-    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`)
+    throw new ConfigError(`invalid configuration: ${environmentProblems(result.error).join('; ')}`)
   }
   const e = result.data
   const passwords = new Map(e.HEATSINK_PROXY_USERS ?? [])
