@@ -1,5 +1,5 @@
 import { GatedCache } from './gated-cache.js'
-import { OBJECT_OVERHEAD_BYTES, retainedBytes } from './retained-bytes.js'
+import { OBJECT_OVERHEAD_BYTES, ownedReply, retainedBytes } from './retained-bytes.js'
 
 /** A fill's answer: the command's reply as Redis sent it (Buffers, arrays, integers, null) and the key's PTTL. */
 export type ReplyFill = readonly [reply: unknown, pttlMs: number]
@@ -94,7 +94,7 @@ export class ReplyCache extends GatedCache<KeyReplies, Map<string, Promise<unkno
     const replies = this.lru.get(name, GET_OPTIONS)
     if (replies !== undefined) {
       if (replies.bySignature.size >= MAX_REPLIES_PER_KEY || !this.fits(replies.bytes + bytes)) return
-      replies.bySignature.set(signature, new CachedReply(reply))
+      replies.bySignature.set(signature, new CachedReply(ownedReply(reply)))
       replies.bytes += bytes
       // The same entry again, for its new size; its lifetime stays the one its first fill set.
       this.lru.set(name, replies, { size: replies.bytes, noUpdateTTL: true })
@@ -104,7 +104,7 @@ export class ReplyCache extends GatedCache<KeyReplies, Map<string, Promise<unkno
     if (lifetime < 1) return
     const created = new KeyReplies(name)
     if (!this.fits(created.bytes + bytes)) return
-    created.bySignature.set(signature, new CachedReply(reply))
+    created.bySignature.set(signature, new CachedReply(ownedReply(reply)))
     created.bytes += bytes
     this.lru.set(name, created, { ttl: lifetime, size: created.bytes })
   }

@@ -5,6 +5,31 @@ export const OBJECT_OVERHEAD_BYTES = 64
 const MAX_DEPTH = 8
 
 /**
+ * The reply with every Buffer that is a view of a larger allocation (a slice of the socket chunk the parser read,
+ * which a proxy's backend connection fills with dozens of replies) copied into memory of its own, so that an L1
+ * entry keeps alive only its own bytes. Arrays are copied only when something in them was.
+ */
+export function ownedReply(reply: unknown, depth = 0): unknown {
+  if (Buffer.isBuffer(reply)) {
+    if (reply.byteLength === reply.buffer.byteLength) return reply
+    const own = Buffer.allocUnsafeSlow(reply.byteLength)
+    reply.copy(own)
+    return own
+  }
+  if (!Array.isArray(reply) || depth >= MAX_DEPTH) return reply
+  let copy: unknown[] | undefined
+  for (let i = 0; i < reply.length; i++) {
+    const item = reply[i]
+    const owned = ownedReply(item, depth + 1)
+    if (owned !== item) {
+      copy ??= reply.slice()
+      copy[i] = owned
+    }
+  }
+  return copy ?? reply
+}
+
+/**
  * Roughly the bytes a reply or value keeps alive: a Buffer's or string's length (a string counted at two bytes a
  * character, V8's wider form, since which form it has cannot be seen), arrays and objects summed over what they
  * hold. An estimate for L1's byte bound, not an accounting: it errs on the high side.
