@@ -99,6 +99,8 @@ describe('OpenTelemetry, with the SDK registered', () => {
     expect(await metricValue('heatsink.l1.hits', 'otel-metrics')).toBe(stats.l1Hits)
     expect(await metricValue('heatsink.l1.misses', 'otel-metrics')).toBe(stats.l1Misses)
     expect(await metricValue('heatsink.l1.entries', 'otel-metrics')).toBe(1)
+    expect(await metricValue('heatsink.l1.bytes', 'otel-metrics')).toBe(stats.l1Bytes)
+    expect(stats.l1Bytes).toBeGreaterThan(0)
     expect(await metricValue('heatsink.registry.promotions', 'otel-metrics')).toBe(1)
     expect(await metricValue('heatsink.registry.demotions', 'otel-metrics')).toBe(0)
     expect(await metricValue('heatsink.loads', 'otel-metrics')).toBe(2)
