@@ -1,4 +1,5 @@
 import { hostname } from 'node:os'
+import { L1_MAX_ENTRIES, L1_MIN_ENTRIES } from '@heatsink/agent'
 import {
   environmentProblems,
   envLogLevel,
@@ -54,8 +55,8 @@ const Environment = z.object({
   HEATSINK_REGISTRY_KEY: envRegistryKey,
   HEATSINK_WINDOW_MS: envPositiveInteger,
   HEATSINK_L1_MAX_ENTRIES: envNumber(
-    'an integer from 512 to 2048',
-    (n) => Number.isInteger(n) && n >= 512 && n <= 2048,
+    `an integer from ${L1_MIN_ENTRIES} to ${L1_MAX_ENTRIES}`,
+    (n) => Number.isInteger(n) && n >= L1_MIN_ENTRIES && n <= L1_MAX_ENTRIES,
   ),
   HEATSINK_L1_MAX_MB: envPositiveInteger,
   HEATSINK_SHUTDOWN_TIMEOUT_MS: envPositiveInteger,
