@@ -2,6 +2,7 @@ export { AGGREGATOR_COMMAND, REPO_ROOT } from './entry-points.js'
 export { TestServiceMissingError } from './errors.js'
 export type { FixtureScope, UseFixtureOptions } from './fixture-hooks.js'
 export { testNamespace, testSchemaName } from './namespace.js'
+export { pacedReads } from './paced-reads.js'
 export {
   type CreateTestPostgresOptions,
   createTestPostgres,

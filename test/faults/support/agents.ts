@@ -1,4 +1,5 @@
 import { type Agent, createAgent } from '@heatsink/agent'
+import { pacedReads } from '@heatsink/test'
 import { afterEach } from 'vitest'
 
 /** Agents made in the calling file's tests, closed after each test. */
@@ -25,11 +26,7 @@ export function useAgents(): (options: {
   }
 }
 
-/** Reads `key` through `agent` `rps` times a second, in 10 ms slices, until the returned function is called. */
+/** Reads `key` through `agent` `rps` times a second, paced by the clock, until the returned function is called. */
 export function drive(agent: Agent, key: string, rps: number): () => void {
-  const perSlice = Math.max(1, Math.round(rps / 100))
-  const timer = setInterval(() => {
-    for (let i = 0; i < perSlice; i++) void agent.get(key).catch(() => {})
-  }, 10)
-  return () => clearInterval(timer)
+  return pacedReads(rps, () => void agent.get(key).catch(() => {}))
 }
