@@ -11,8 +11,7 @@ import { registryKeyProblem } from './registry-mac.js'
 /** pino's levels, the values LOG_LEVEL takes. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
-// An empty value counts as unset, as shells and compose files often write them.
-/** A variable read as trimmed text, undefined when unset or empty. */
+/** A variable read as trimmed text, undefined when unset or empty (shells and compose files often write empty ones). */
 export const envText = z
   .string()
   .optional()

@@ -20,7 +20,6 @@ import { ConfigError } from './errors.js'
 export const LOOPBACK_HOST = '127.0.0.1'
 
 const positiveNumber = envNumber('a positive number', (n) => n > 0)
-const positiveInteger = envPositiveInteger
 const nonNegativeInteger = envNumber('a non-negative integer', (n) => Number.isInteger(n) && n >= 0)
 const share = envNumber('a number from 0 to 1', (n) => n >= 0 && n <= 1)
 
@@ -47,7 +46,7 @@ const Environment = z.object({
   HEATSINK_HOT_RPS: positiveNumber,
   HEATSINK_COOL_RPS: positiveNumber,
   HEATSINK_COOL_SECONDS: positiveNumber,
-  HEATSINK_WINDOW_MS: positiveInteger,
+  HEATSINK_WINDOW_MS: envPositiveInteger,
   HEATSINK_COUNTER_SHARDS: envNumber(
     'an integer from 1 to 1024',
     (n) => Number.isInteger(n) && n >= 1 && n <= 1024,
@@ -60,10 +59,10 @@ const Environment = z.object({
     'a power of two from 2 to 1024',
     (n) => Number.isInteger(n) && n >= 2 && n <= 1024 && (n & (n - 1)) === 0,
   ),
-  HEATSINK_MAX_REPORT_AGE_MS: positiveInteger,
-  HEATSINK_SHUTDOWN_TIMEOUT_MS: positiveInteger,
+  HEATSINK_MAX_REPORT_AGE_MS: envPositiveInteger,
+  HEATSINK_SHUTDOWN_TIMEOUT_MS: envPositiveInteger,
   HEATSINK_MAX_CLOCK_SKEW_MS: nonNegativeInteger,
-  HEATSINK_INGEST_STALL_MS: positiveInteger,
+  HEATSINK_INGEST_STALL_MS: envPositiveInteger,
   LOG_LEVEL: envLogLevel,
 })
 
