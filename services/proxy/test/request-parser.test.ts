@@ -24,7 +24,8 @@ describe('RequestParser', () => {
   ])
 
   it('parses a pipeline of multibulk and inline requests in order, whole or one byte at a time', () => {
-    const expected = [['SET', 'k', 'v'], ['PING'], ['GET', 'k'], ['set', 'a b', "c'd", 'A\n']]
+    // Names in the command table's lower case, whatever case they were sent in.
+    const expected = [['set', 'k', 'v'], ['ping'], ['get', 'k'], ['set', 'a b', "c'd", 'A\n']]
     expect(parseAll([pipeline]).map(texts)).toEqual(expected)
     expect(parseAll(bytewise(pipeline)).map(texts)).toEqual(expected)
   })
@@ -54,13 +55,38 @@ describe('RequestParser', () => {
   })
 
   it('skips empty multibulks and empty inline lines, as Redis does', () => {
-    expect(parseAll([Buffer.from('*0\r\n\r\n  \r\nPING\r\n')]).map(texts)).toEqual([['PING']])
+    expect(parseAll([Buffer.from('*0\r\n\r\n  \r\nPING\r\n')]).map(texts)).toEqual([['ping']])
+  })
+
+  it('reads every spelling of a name, and names longer than any command, in lower case', () => {
+    const names = ['GET', 'get', 'Get', 'gEt', 'X'.repeat(40), 'HGETALL', 'hgetall']
+    const requests = parseAll(names.map((name) => encodeRequest([name, 'k'])))
+    expect(requests.map((request) => request.name)).toEqual(names.map((name) => name.toLowerCase()))
+  })
+
+  it('keeps the original bytes of a request whose name was sent in upper case', () => {
+    const bytes = encodeRequest(['SET', 'k', 'v'])
+    expect(parseAll([bytes])[0]?.raw.equals(bytes)).toBe(true)
+  })
+
+  it('reads lengths cut anywhere, with leading zeros, and of twelve digits', () => {
+    const value = Buffer.alloc(1234, 5)
+    const bytes = encodeRequest(['SET', 'k', value])
+    expect(parseAll(bytewise(bytes))[0]?.args[1]?.equals(value)).toBe(true)
+    const padded = parseAll([Buffer.from('*002\r\n$0003\r\nGET\r\n$01\r\nk\r\n')])
+    expect(padded.map(texts)).toEqual([['get', 'k']])
+    expect(() => parseAll([Buffer.from('*1\r\n$000000000003\r\nGET\r\n')])).not.toThrow()
+    expect(() => parseAll([Buffer.from('*1\r\n$0000000000003\r\nGET\r\n')])).toThrow(
+      new ProtocolError('invalid bulk length'),
+    )
   })
 
   it.each([
     ['*x\r\n', 'invalid multibulk length'],
     ['*1\r\n:3\r\n', "expected '$', got ':'"],
     ['*1\r\n$-4\r\n', 'invalid bulk length'],
+    ['*1\r\n$3x\r\nGET\r\n', 'invalid bulk length'],
+    ['*\r\n', 'invalid multibulk length'],
     ['*1\r\n$999999999999\r\n', 'invalid bulk length'],
     ['SET "a b\r\n', 'unbalanced quotes in request'],
     ['SET "a"b\r\n', 'unbalanced quotes in request'],

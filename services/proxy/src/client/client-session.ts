@@ -174,7 +174,7 @@ export class ClientSession implements SessionControl {
   }
 
   #dispatch(request: Request): void {
-    const name = lowerName(request.name)
+    const name = request.name
     const stats = this.#context.stats
     stats.countCommand(name)
     if (!this.#authenticated && !OPEN_COMMANDS.has(name)) {
@@ -485,16 +485,4 @@ const DISCARD_REPLY: ReplySink = { data() {}, end() {}, fail() {} }
 interface Held {
   run: () => void
   afterDrain: boolean
-}
-
-// Command names as sent (GET, get, Get) to the table's lower case, remembered: most clients send one spelling.
-const LOWER = new Map<string, string>()
-function lowerName(name: string): string {
-  let lower = LOWER.get(name)
-  if (lower === undefined) {
-    lower = name.toLowerCase()
-    // Bounded: names are whatever clients send.
-    if (LOWER.size < 4096) LOWER.set(name, lower)
-  }
-  return lower
 }

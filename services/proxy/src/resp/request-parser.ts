@@ -1,14 +1,34 @@
 import { ProtocolError } from '../errors.js'
+import { COMMAND_NAMES } from './command-names.js'
 import { splitInlineArguments } from './inline-arguments.js'
 
 /** One client request: its name, its arguments as Buffers, and the exact bytes it came in. */
-export interface Request {
-  /** The command name as sent (any case). */
+export class Request {
+  /** The command name in lower case, as the command table spells it. */
   readonly name: string
   /** The arguments after the name; views into the bytes received, never copied. */
   readonly args: Buffer[]
-  /** The request's own bytes, to forward unchanged (twemproxy's rule); a multibulk form for inline requests. */
-  readonly raw: Buffer
+  readonly #buffer: Buffer
+  readonly #start: number
+  readonly #end: number
+  #raw: Buffer | undefined
+
+  constructor(name: string, args: Buffer[], buffer: Buffer, start: number, end: number) {
+    this.name = name
+    this.args = args
+    this.#buffer = buffer
+    this.#start = start
+    this.#end = end
+  }
+
+  /**
+   * The request's own bytes, to forward unchanged (twemproxy's rule); a multibulk form for inline requests. Made
+   * when first asked for: a request answered from L1 never needs them.
+   */
+  get raw(): Buffer {
+    this.#raw ??= this.#buffer.subarray(this.#start, this.#end)
+    return this.#raw
+  }
 }
 
 // Redis' own limits (server.h): a request of more arguments, or a bulk string longer, is a protocol error.
@@ -83,9 +103,13 @@ export class RequestParser {
 
   // A complete request, null for one Redis ignores (an empty multibulk), or undefined when more bytes are needed.
   #multibulk(buffer: Buffer, start: number): Request | null | undefined {
-    const countEnd = lineEnd(buffer, start + 1)
-    if (countEnd === INCOMPLETE) return this.#incompleteLine(buffer, start, start)
-    const count = parseLength(buffer, start + 1, countEnd, 'invalid multibulk length')
+    let count = simpleLength(buffer, start + 1)
+    let countEnd = simpleLengthEnd
+    if (count === NOT_SIMPLE) {
+      countEnd = lineEnd(buffer, start + 1)
+      if (countEnd === INCOMPLETE) return this.#incompleteLine(buffer, start, start)
+      count = parseLength(buffer, start + 1, countEnd, 'invalid multibulk length')
+    }
     if (count > MAX_ARGUMENTS) throw new ProtocolError('invalid multibulk length')
     let position = countEnd + 2
     if (count <= 0) {
@@ -99,19 +123,23 @@ export class RequestParser {
       if (buffer[position] !== DOLLAR) {
         throw new ProtocolError(`expected '$', got '${String.fromCharCode(buffer[position] as number)}'`)
       }
-      const lengthEnd = lineEnd(buffer, position + 1)
-      if (lengthEnd === INCOMPLETE) return this.#incompleteLine(buffer, start, position)
-      const length = parseLength(buffer, position + 1, lengthEnd, 'invalid bulk length')
+      let length = simpleLength(buffer, position + 1)
+      let lengthEnd = simpleLengthEnd
+      if (length === NOT_SIMPLE) {
+        lengthEnd = lineEnd(buffer, position + 1)
+        if (lengthEnd === INCOMPLETE) return this.#incompleteLine(buffer, start, position)
+        length = parseLength(buffer, position + 1, lengthEnd, 'invalid bulk length')
+      }
       if (length < 0 || length > MAX_BULK_BYTES) throw new ProtocolError('invalid bulk length')
       const dataStart = lengthEnd + 2
       const dataEnd = dataStart + length
       if (dataEnd + 2 > buffer.length) return this.#incomplete(buffer, start, dataEnd + 2 - start)
-      if (i === 0) name = buffer.toString('latin1', dataStart, dataEnd)
+      if (i === 0) name = COMMAND_NAMES.lower(buffer, dataStart, dataEnd)
       else args[i - 1] = buffer.subarray(dataStart, dataEnd)
       position = dataEnd + 2
     }
     this.#offset = position
-    return { name, args, raw: buffer.subarray(start, position) }
+    return new Request(name, args, buffer, start, position)
   }
 
   #inline(buffer: Buffer, start: number): Request | null | undefined {
@@ -125,7 +153,8 @@ export class RequestParser {
     const argv = splitInlineArguments(buffer.subarray(start, end))
     const first = argv[0]
     if (first === undefined) return null
-    return { name: first.toString('latin1'), args: argv.slice(1), raw: encodeRequest(argv) }
+    const raw = encodeRequest(argv)
+    return new Request(COMMAND_NAMES.lower(first, 0, first.length), argv.slice(1), raw, 0, raw.length)
   }
 
   // A header line without its end: Redis refuses one longer than an inline request may be.
@@ -147,6 +176,34 @@ export class RequestParser {
     }
     return undefined
   }
+}
+
+// simpleLength's answer when the line is not a plain count of at most 12 digits whose CRLF has arrived: the
+// caller then takes lineEnd and parseLength, which tell an incomplete line from a malformed one.
+const NOT_SIMPLE = -2
+// Where the line simpleLength read ends (its CR); a module variable, so reading a length allocates nothing.
+let simpleLengthEnd = 0
+
+/**
+ * The count or length on the line starting at `from`, read in one pass: what nearly every request's header lines
+ * are. Anything else (a sign, another character, a line not complete yet) is NOT_SIMPLE.
+ */
+function simpleLength(buffer: Buffer, from: number): number {
+  // The CR must have its LF after it, as lineEnd requires.
+  const limit = Math.min(buffer.length - 1, from + 13)
+  let value = 0
+  for (let i = from; i < limit; i++) {
+    const byte = buffer[i] as number
+    if (byte === CR) {
+      if (i === from) return NOT_SIMPLE
+      simpleLengthEnd = i
+      return value
+    }
+    const digit = byte - 48
+    if (digit < 0 || digit > 9) return NOT_SIMPLE
+    value = value * 10 + digit
+  }
+  return NOT_SIMPLE
 }
 
 /** The index of the CR ending the line that starts at `from`, or -1 when the line is not complete yet. */
