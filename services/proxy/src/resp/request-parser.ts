@@ -103,15 +103,10 @@ export class RequestParser {
 
   // A complete request, null for one Redis ignores (an empty multibulk), or undefined when more bytes are needed.
   #multibulk(buffer: Buffer, start: number): Request | null | undefined {
-    let count = simpleLength(buffer, start + 1)
-    let countEnd = simpleLengthEnd
-    if (count === NOT_SIMPLE) {
-      countEnd = lineEnd(buffer, start + 1)
-      if (countEnd === INCOMPLETE) return this.#incompleteLine(buffer, start, start)
-      count = parseLength(buffer, start + 1, countEnd, 'invalid multibulk length')
-    }
+    const count = this.#header(buffer, start, start, 'invalid multibulk length')
+    if (count === undefined) return undefined
     if (count > MAX_ARGUMENTS) throw new ProtocolError('invalid multibulk length')
-    let position = countEnd + 2
+    let position = headerEnd + 2
     if (count <= 0) {
       this.#offset = position
       return null
@@ -123,15 +118,10 @@ export class RequestParser {
       if (buffer[position] !== DOLLAR) {
         throw new ProtocolError(`expected '$', got '${String.fromCharCode(buffer[position] as number)}'`)
       }
-      let length = simpleLength(buffer, position + 1)
-      let lengthEnd = simpleLengthEnd
-      if (length === NOT_SIMPLE) {
-        lengthEnd = lineEnd(buffer, position + 1)
-        if (lengthEnd === INCOMPLETE) return this.#incompleteLine(buffer, start, position)
-        length = parseLength(buffer, position + 1, lengthEnd, 'invalid bulk length')
-      }
+      const length = this.#header(buffer, start, position, 'invalid bulk length')
+      if (length === undefined) return undefined
       if (length < 0 || length > MAX_BULK_BYTES) throw new ProtocolError('invalid bulk length')
-      const dataStart = lengthEnd + 2
+      const dataStart = headerEnd + 2
       const dataEnd = dataStart + length
       if (dataEnd + 2 > buffer.length) return this.#incomplete(buffer, start, dataEnd + 2 - start)
       if (i === 0) name = COMMAND_NAMES.lower(buffer, dataStart, dataEnd)
@@ -140,6 +130,19 @@ export class RequestParser {
     }
     this.#offset = position
     return new Request(name, args, buffer, start, position)
+  }
+
+  /**
+   * The number on the header line at `line` (`*count` or `$length`) of the request at `start`, with the line's CR
+   * left in headerEnd; undefined when the line is not complete yet. Nearly every header is a few digits, read in
+   * one pass; anything else takes lineEnd and parseLength, which tell an incomplete line from a malformed one.
+   */
+  #header(buffer: Buffer, start: number, line: number, error: string): number | undefined {
+    const simple = simpleLength(buffer, line + 1)
+    if (simple !== NOT_SIMPLE) return simple
+    headerEnd = lineEnd(buffer, line + 1)
+    if (headerEnd === INCOMPLETE) return this.#incompleteLine(buffer, start, line)
+    return parseLength(buffer, line + 1, headerEnd, error)
   }
 
   #inline(buffer: Buffer, start: number): Request | null | undefined {
@@ -178,16 +181,12 @@ export class RequestParser {
   }
 }
 
-// simpleLength's answer when the line is not a plain count of at most 12 digits whose CRLF has arrived: the
-// caller then takes lineEnd and parseLength, which tell an incomplete line from a malformed one.
+// simpleLength's answer when the line is not a plain count of at most 12 digits whose CRLF has arrived.
 const NOT_SIMPLE = -2
-// Where the line simpleLength read ends (its CR); a module variable, so reading a length allocates nothing.
-let simpleLengthEnd = 0
+// Where the header line last read ends (its CR); a module variable, so reading a header allocates nothing.
+let headerEnd = 0
 
-/**
- * The count or length on the line starting at `from`, read in one pass: what nearly every request's header lines
- * are. Anything else (a sign, another character, a line not complete yet) is NOT_SIMPLE.
- */
+/** The count or length on the line starting at `from` when it is plain digits and complete, else NOT_SIMPLE. */
 function simpleLength(buffer: Buffer, from: number): number {
   // The CR must have its LF after it, as lineEnd requires.
   const limit = Math.min(buffer.length - 1, from + 13)
@@ -196,7 +195,7 @@ function simpleLength(buffer: Buffer, from: number): number {
     const byte = buffer[i] as number
     if (byte === CR) {
       if (i === from) return NOT_SIMPLE
-      simpleLengthEnd = i
+      headerEnd = i
       return value
     }
     const digit = byte - 48
