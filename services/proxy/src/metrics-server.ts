@@ -86,7 +86,7 @@ export function createMetricsServer(proxy: RespProxy): Server {
     registers: [registry],
     collect() {
       this.reset()
-      for (const [command, count] of stats.commands) this.inc({ command }, count)
+      for (const [command, tally] of stats.commands) this.inc({ command }, tally.count)
     },
   })
   new Counter({
@@ -96,7 +96,7 @@ export function createMetricsServer(proxy: RespProxy): Server {
     registers: [registry],
     collect() {
       this.reset()
-      for (const [key, count] of stats.servedByKey) this.inc({ key }, count)
+      for (const [key, tally] of stats.servedByKey) this.inc({ key }, tally.count)
     },
   })
 

@@ -13,7 +13,7 @@ export class ProxyStats {
     registers: [],
   })
   /** Requests by command name (lower case); unknown names are counted under their own name, up to a bound. */
-  readonly commands = new Map<string, number>()
+  readonly commands = new Map<string, Tally>()
   clientsAccepted = 0
   clientsRejected = 0
   protocolErrors = 0
@@ -21,19 +21,28 @@ export class ProxyStats {
   /** Requests answered from L1 with no backend round trip. */
   served = 0
   /** Of those, the reads of one key, by key (bounded like commands). */
-  readonly servedByKey = new Map<string, number>()
+  readonly servedByKey = new Map<string, Tally>()
 
   countServed(key: string): void {
     this.served++
-    const count = this.servedByKey.get(key)
-    if (count !== undefined) this.servedByKey.set(key, count + 1)
-    else if (this.servedByKey.size < 1024) this.servedByKey.set(key, 1)
+    count(this.servedByKey, key)
   }
 
   countCommand(name: string): void {
-    const count = this.commands.get(name)
-    if (count !== undefined) this.commands.set(name, count + 1)
-    // Bounded, because names are whatever clients send.
-    else if (this.commands.size < 1024) this.commands.set(name, 1)
+    count(this.commands, name)
   }
+}
+
+/** A count kept in an object of its own, so counting once more is one map lookup, not a lookup and a store. */
+export interface Tally {
+  count: number
+}
+
+// Bounded, because names and keys are whatever clients send.
+const MAX_TALLIES = 1024
+
+function count(tallies: Map<string, Tally>, name: string): void {
+  const tally = tallies.get(name)
+  if (tally !== undefined) tally.count++
+  else if (tallies.size < MAX_TALLIES) tallies.set(name, { count: 1 })
 }

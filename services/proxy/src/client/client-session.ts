@@ -213,7 +213,7 @@ export class ClientSession implements SessionControl {
       })
       return
     }
-    if (SUBSCRIBE_COMMANDS.has(name)) {
+    if (spec?.pubsub === true && SUBSCRIBE_COMMANDS.has(name)) {
       // On the client's own connection already, the subscription follows its earlier requests there at once; a
       // new connection waits for the replies on the shared one, so that it cannot overtake them at Redis.
       // On a Cluster, to the master of the channel's slot for SSUBSCRIBE (shard channels live there).

@@ -1,3 +1,5 @@
+import { lookupCommand } from '@heatsink/commands'
+
 // Slots in the table of names seen; a power of two. Far more than the commands any client mix sends.
 const SLOTS = 512
 // Longer names are no command: lowered each time, never remembered.
@@ -28,7 +30,10 @@ export class CommandNames {
     const seen = this.#slots[slot]
     if (seen !== undefined && sameBytes(seen.sent, buffer, start, length)) return seen.lower
     const sent = Buffer.from(buffer.subarray(start, end))
-    const lower = sent.toString('latin1').toLowerCase()
+    // The table's own string for a command it knows: V8 interns it, so comparing it with a literal name (the
+    // switches of the connection commands) is one pointer comparison rather than a comparison of characters.
+    const text = sent.toString('latin1').toLowerCase()
+    const lower = lookupCommand(text)?.name ?? text
     this.#slots[slot] = { sent, lower }
     return lower
   }
