@@ -6,7 +6,7 @@ const JOIN_BYTES = 16 * 1024
 
 /**
  * Small writes to a socket joined into one buffer and written together when flushed: by the owner (at the end of
- * a batch), else once the current work is done (`defer`: process.nextTick for replies, setImmediate for requests
+ * a batch), else once the current work is done (`defer`: onSharedTick for replies, setImmediate for requests
  * gathered over a whole event loop turn). A pipeline of 16 requests or replies is then one write(2) of one buffer,
  * not a writev of 16: on loopback the system call, not the copy, is what costs.
  */
@@ -62,5 +62,32 @@ export class JoinedWrites {
   readonly #deferredFlush = (): void => {
     this.#scheduled = false
     this.flush()
+  }
+}
+
+// Flushes waiting for the shared tick, in the order they were scheduled.
+const due: Array<() => void> = []
+
+/**
+ * A deferral for JoinedWrites that runs every flush scheduled before it in one process.nextTick: one chunk of
+ * replies from Redis answers dozens of clients, and each would otherwise schedule a tick of its own.
+ */
+export function onSharedTick(flush: () => void): void {
+  if (due.length === 0) process.nextTick(runDue)
+  due.push(flush)
+}
+
+function runDue(): void {
+  let i = 0
+  try {
+    // A flush may schedule another (it is appended and runs in this pass).
+    for (; i < due.length; i++) (due[i] as () => void)()
+    due.length = 0
+  } finally {
+    // A flush threw: the ones after it still run, on a tick of their own.
+    if (due.length > 0) {
+      due.splice(0, i + 1)
+      if (due.length > 0) process.nextTick(runDue)
+    }
   }
 }

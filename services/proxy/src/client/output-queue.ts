@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net'
 import Denque from 'denque'
 import type { ReplySink } from '../backend/reply-sink.js'
-import { JoinedWrites } from '../joined-writes.js'
+import { JoinedWrites, onSharedTick } from '../joined-writes.js'
 import { errorReply } from '../resp/reply-codec.js'
 
 /**
@@ -103,7 +103,7 @@ export class OutputQueue {
     this.#socket = socket
     this.#limitBytes = limitBytes
     this.#onOverflow = onOverflow
-    this.#joined = new JoinedWrites(socket, process.nextTick)
+    this.#joined = new JoinedWrites(socket, onSharedTick)
   }
 
   /**
