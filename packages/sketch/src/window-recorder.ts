@@ -114,8 +114,6 @@ export class WindowRecorder {
   #windowStart: number
   #total = 0
   #overflowed = 0
-  // Keys admitted as candidates so far (by #admit), so a drain can tell whether its batch has admitted one.
-  #admitted = 0
 
   constructor(options: WindowRecorderOptions = {}) {
     this.sketch = new CountMinSketch(options)
@@ -225,14 +223,11 @@ export class WindowRecorder {
     this.#pending = 0
     const keys = this.#pendingKeys
     const writes = this.#pendingWrites
-    // No key here was a candidate when recorded, and keys are admitted only here (every other way in drains
-    // first): until this loop admits one, no key of the batch can be a candidate, and none is looked up.
-    const admittedBefore = this.#admitted
     for (let i = 0; i < count; i++) {
       const key = keys[i] as string
       const write = writes[i] === 1
       // A key admitted by an earlier entry of this batch is a candidate now, counted exactly from here on.
-      const candidate = this.#admitted === admittedBefore ? undefined : this.#byKey.get(key)
+      const candidate = this.#byKey.get(key)
       if (candidate !== undefined) this.#countCandidate(candidate, key, write)
       else this.#recordCold(key, write)
     }
@@ -445,7 +440,6 @@ export class WindowRecorder {
     candidate.cells.set(this.#scratch)
     this.#heap.push(candidate)
     this.#byKey.set(key, candidate)
-    this.#admitted++
     if (estimate === this.fastFloor || (estimate > this.fastFloor && estimate - 1 < this.fastFloor)) {
       this.#onFloorCrossed?.(key, estimate)
     }
