@@ -17,6 +17,8 @@ export class JoinedWrites {
   #bytes = 0
   #scheduled = false
   #holding = false
+  // Made on the first deferred flush and kept: later ones allocate nothing, and an idle connection holds no closure.
+  #deferredFlush: (() => void) | undefined
 
   constructor(socket: Socket, defer: (flush: () => void) => void) {
     this.#socket = socket
@@ -34,6 +36,10 @@ export class JoinedWrites {
     this.#bytes += bytes.length
     if (!this.#scheduled && !this.#holding) {
       this.#scheduled = true
+      this.#deferredFlush ??= () => {
+        this.#scheduled = false
+        this.flush()
+      }
       this.#defer(this.#deferredFlush)
     }
   }
@@ -56,12 +62,6 @@ export class JoinedWrites {
     const bytes = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, this.#bytes)
     this.#bytes = 0
     if (!this.#socket.destroyed) this.#socket.write(bytes)
-  }
-
-  // Bound once: a deferred flush allocates no closure.
-  readonly #deferredFlush = (): void => {
-    this.#scheduled = false
-    this.flush()
   }
 }
 

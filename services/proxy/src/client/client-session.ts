@@ -14,7 +14,7 @@ import { encodeReply, errorReply } from '../resp/reply-codec.js'
 import { encodeRequest, type Request, RequestParser } from '../resp/request-parser.js'
 import { resp3Bytes, resp3Shape } from '../resp/resp3-reply.js'
 import { connectionCommandTiming, runConnectionCommand, type SessionControl } from './connection-commands.js'
-import { OutputQueue, type ReplySlot } from './output-queue.js'
+import { type OutputOwner, OutputQueue, type ReplySlot } from './output-queue.js'
 import type { ProxyUsers } from './proxy-users.js'
 import { NOAUTH, OK } from './redis-replies.js'
 import { asStatus, replyEncoder, SettledSink, settleDeferred } from './routed-sinks.js'
@@ -46,7 +46,7 @@ const SUBSCRIBE_COMMANDS: ReadonlySet<string> = new Set(['subscribe', 'psubscrib
  * earlier reply has arrived, on a connection of its own for the rest of its life. A RESP3 client's connections
  * (shared or its own) speak RESP3.
  */
-export class ClientSession implements SessionControl {
+export class ClientSession implements SessionControl, OutputOwner {
   readonly id: number
   readonly #socket: Socket
   readonly #context: SessionContext
@@ -77,12 +77,24 @@ export class ClientSession implements SessionControl {
     this.#sharedIndex = id % context.pool.sharedCount
     this.#authenticated = !context.users.required
     this.#db = context.backendDb
-    this.#output = new OutputQueue(socket, context.outputLimitBytes, () => this.#overflow())
-    this.#output.onDrained = () => this.#drained()
+    this.#output = new OutputQueue(socket, context.outputLimitBytes, this)
     socket.setNoDelay(true)
-    socket.on('data', (chunk: Buffer) => this.#receive(chunk))
-    socket.on('error', () => {})
-    socket.on('close', () => this.#closed())
+    ;(socket as SessionSocket)[SESSION] = this
+    socket.on('data', onData)
+    socket.on('error', ignoreError)
+    socket.on('close', onClose)
+  }
+
+  /** One chunk from the client (the socket's 'data'). */
+  receive(chunk: Buffer): void {
+    if (this.#closing) return
+    try {
+      this.#output.batch(() => this.#parser.feed(chunk, this.#onRequest))
+    } catch (error) {
+      if (!(error instanceof ProtocolError)) throw error
+      this.#context.stats.protocolErrors++
+      this.quit(errorReply(`ERR Protocol error: ${error.message}`))
+    }
   }
 
   get name(): Buffer | null {
@@ -154,17 +166,6 @@ export class ClientSession implements SessionControl {
     this.#resp3 = version === 3
     const hello = encodeRequest(['HELLO', String(version)])
     this.#send(lookupCommand('hello'), 'hello', [], hello, this.#output.reserve())
-  }
-
-  #receive(chunk: Buffer): void {
-    if (this.#closing) return
-    try {
-      this.#output.batch(() => this.#parser.feed(chunk, this.#onRequest))
-    } catch (error) {
-      if (!(error instanceof ProtocolError)) throw error
-      this.#context.stats.protocolErrors++
-      this.quit(errorReply(`ERR Protocol error: ${error.message}`))
-    }
   }
 
   readonly #onRequest = (request: Request): void => {
@@ -293,16 +294,17 @@ export class ClientSession implements SessionControl {
     this.#held.push({ run, afterDrain: true })
   }
 
-  #drained(): void {
+  /** Every pending reply has been written (OutputOwner). */
+  drained(): void {
     if (this.#closing) {
       this.#output.end()
       return
     }
     // Not inside the reply that drained the queue: the requests run on a stack of their own.
-    if (this.#held !== undefined) queueMicrotask(this.#runHeld)
+    if (this.#held !== undefined) queueMicrotask(() => this.#runHeld())
   }
 
-  readonly #runHeld = (): void => {
+  #runHeld(): void {
     const held = this.#held
     if (held === undefined || this.#output.pending > 0) return
     this.#held = undefined
@@ -435,12 +437,14 @@ export class ClientSession implements SessionControl {
     pinned?.close()
   }
 
-  #overflow(): void {
+  /** The client fell too far behind its replies (OutputOwner): it is cut off. */
+  overflowed(): void {
     this.#context.stats.outputOverflows++
     this.#socket.destroy()
   }
 
-  #closed(): void {
+  /** The client's socket closed (its 'close'). */
+  closed(): void {
     this.#closing = true
     this.#context.agent.router.connectionClosed(this.#state)
     this.#unpin()
@@ -486,3 +490,19 @@ interface Held {
   run: () => void
   afterDrain: boolean
 }
+
+// The socket's listeners are shared by every session, which each socket points to: thousands of idle connections
+// then hold no closures of their own for them.
+const SESSION: unique symbol = Symbol('heatsink session')
+type SessionSocket = Socket & { [SESSION]: ClientSession }
+
+function onData(this: Socket, chunk: Buffer): void {
+  ;(this as SessionSocket)[SESSION].receive(chunk)
+}
+
+function onClose(this: Socket): void {
+  ;(this as SessionSocket)[SESSION].closed()
+}
+
+// Errors end in 'close', which is where the session cleans up.
+function ignoreError(): void {}

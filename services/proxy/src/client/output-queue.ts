@@ -78,6 +78,17 @@ export class ReplySlot implements ReplySink {
   }
 }
 
+/**
+ * Whom an OutputQueue tells about its client: an object rather than callbacks, so that each of thousands of idle
+ * connections holds no closures for them.
+ */
+export interface OutputOwner {
+  /** The bytes waiting for the client passed the limit. */
+  overflowed(): void
+  /** The last pending reply has been written (called each time). */
+  drained(): void
+}
+
 // A reply streaming to a client this far behind stops the backend connection's reads until the client catches up,
 // so a 512 MB value read slowly waits in Redis, not in the proxy.
 const BACKLOG_BYTES = 8 * 1024 * 1024
@@ -85,24 +96,22 @@ const BACKLOG_BYTES = 8 * 1024 * 1024
 /**
  * A client connection's replies in request order (see ReplySlot). Small replies are joined into one buffer until
  * the end of the batch (the replies to one parsed chunk) or of the event loop turn (replies from the backend), so
- * a pipeline of 16 replies leaves in one write(2) of one buffer, not 16 writes or a writev of 16. `onOverflow` is called when the bytes
- * waiting for the client (in the socket and held in slots) pass `limitBytes`: one slow reader must not hold
- * unbounded memory.
+ * a pipeline of 16 replies leaves in one write(2) of one buffer, not 16 writes or a writev of 16. The owner is told
+ * when the bytes waiting for the client (in the socket and held in slots) pass `limitBytes`: one slow reader must
+ * not hold unbounded memory.
  */
 export class OutputQueue {
   readonly #socket: Socket
   readonly #slots = new Denque<ReplySlot>()
   readonly #limitBytes: number
-  readonly #onOverflow: () => void
+  readonly #owner: OutputOwner
   #heldBytes = 0
   readonly #joined: JoinedWrites
-  /** Called each time the last pending reply has been written. */
-  onDrained: (() => void) | undefined
 
-  constructor(socket: Socket, limitBytes: number, onOverflow: () => void) {
+  constructor(socket: Socket, limitBytes: number, owner: OutputOwner) {
     this.#socket = socket
     this.#limitBytes = limitBytes
-    this.#onOverflow = onOverflow
+    this.#owner = owner
     this.#joined = new JoinedWrites(socket, onSharedTick)
   }
 
@@ -182,7 +191,7 @@ export class OutputQueue {
       if (!slot.done) return
       slots.shift()
     }
-    this.onDrained?.()
+    this.#owner.drained()
   }
 
   /**
@@ -195,6 +204,6 @@ export class OutputQueue {
   }
 
   #checkLimit(): void {
-    if (this.#socket.writableLength + this.#heldBytes > this.#limitBytes) this.#onOverflow()
+    if (this.#socket.writableLength + this.#heldBytes > this.#limitBytes) this.#owner.overflowed()
   }
 }

@@ -36,6 +36,9 @@ const MAX_ARGUMENTS = 1024 * 1024
 export const MAX_BULK_BYTES = 512 * 1024 * 1024
 const MAX_INLINE_BYTES = 64 * 1024
 
+// What a parser holds between requests: one buffer for all of them (it is only ever read), not one per connection.
+const EMPTY = Buffer.alloc(0)
+
 const CR = 13
 const LF = 10
 const STAR = 42
@@ -53,7 +56,7 @@ const INCOMPLETE = -1
  * known size, each byte copied once. Throws ProtocolError with Redis' own wording for what Redis refuses.
  */
 export class RequestParser {
-  #buffer: Buffer = Buffer.alloc(0)
+  #buffer: Buffer = EMPTY
   #offset = 0
   // While a request known to need more bytes than have come is incomplete: a buffer of exactly that size, filled
   // as chunks arrive (`#gathered` so far). A 512 MB value is thus held once, never as chunks plus their join.
@@ -173,7 +176,7 @@ export class RequestParser {
     if (needed > rest.length) {
       this.#gather = Buffer.allocUnsafe(needed)
       this.#gathered = rest.copy(this.#gather)
-      this.#buffer = Buffer.alloc(0)
+      this.#buffer = EMPTY
     } else {
       this.#buffer = rest
     }
