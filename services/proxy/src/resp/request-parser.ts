@@ -97,6 +97,9 @@ export class RequestParser {
       if (request === undefined) return
       if (request !== null) onRequest(request)
     }
+    // Every byte is part of a request handed on: the chunk is theirs now, and an idle connection keeps none.
+    this.#buffer = EMPTY
+    this.#offset = 0
   }
 
   /** Bytes received and not yet part of a complete request. */
