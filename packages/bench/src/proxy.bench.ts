@@ -73,7 +73,8 @@ interface Run {
  * of one hot key that the proxy's registry marks local_cache (answered from its L1, no backend round trip), each
  * with and without -P 16. The targets take turns in every round, the order rotating; medians over the rounds,
  * ratios taken within each round.
- * Then the proxy's memory: RSS with no clients and with 10,000 idle client connections, against nutcracker's.
+ * First the memory of the fresh processes: RSS with no clients and with 10,000 idle client connections, against
+ * nutcracker's.
  */
 export async function benchProxy(): Promise<ResultRow[]> {
   const benchmark = ensureDebianBinary('/usr/bin/redis-benchmark', 'redis-tools')
@@ -117,6 +118,12 @@ export async function benchProxy(): Promise<ResultRow[]> {
       heatsink: proxyPort,
     }
     await Promise.all([waitForPort(nutcrackerPort), waitForPort(proxyPort)])
+    // Memory first, on fresh processes: after the throughput runs the proxy's heap has grown, and connections
+    // then fill pages it already holds (one run measured RSS falling as 10,000 connections arrived).
+    const memory = await idleMemory(
+      { heatsink: proxyPort, nutcracker: nutcrackerPort },
+      { heatsink: proxy.pid as number, nutcracker: nutcracker.pid as number },
+    )
 
     await admin.set(HOT_KEY, 'xxx')
     await publishRegistry(admin, createNames(namespace), { key: HOT_KEY })
@@ -156,10 +163,6 @@ export async function benchProxy(): Promise<ResultRow[]> {
       })
     }
 
-    const memory = await idleMemory(
-      { heatsink: proxyPort, nutcracker: nutcrackerPort },
-      { heatsink: proxy.pid as number, nutcracker: nutcracker.pid as number },
-    )
     rows.push({
       benchmark: `proxy: RSS with ${IDLE_CONNECTIONS} idle client connections`,
       heatsink: `${mib(memory.heatsink.loaded)} (${mib(memory.heatsink.idle)} with none; ${kib(memory.heatsink.perConnection)} per connection)`,
