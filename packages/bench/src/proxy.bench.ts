@@ -73,8 +73,7 @@ interface Run {
  * of one hot key that the proxy's registry marks local_cache (answered from its L1, no backend round trip), each
  * with and without -P 16. The targets take turns in every round, the order rotating; medians over the rounds,
  * ratios taken within each round.
- * First the memory of the fresh processes: RSS with no clients and with 10,000 idle client connections, against
- * nutcracker's.
+ * And their memory, on a pair started for it alone: RSS with no clients and with 10,000 idle client connections.
  */
 export async function benchProxy(): Promise<ResultRow[]> {
   const benchmark = ensureDebianBinary('/usr/bin/redis-benchmark', 'redis-tools')
@@ -85,45 +84,15 @@ export async function benchProxy(): Promise<ResultRow[]> {
   const admin = new Redis(redis.url)
   try {
     const redisPort = Number(new URL(redis.url).port)
-    const nutcrackerPort = await freePort()
-    writeFileSync(
-      join(dir, 'nutcracker.yml'),
-      `bench:\n  listen: 127.0.0.1:${nutcrackerPort}\n  redis: true\n  hash: fnv1a_64\n  distribution: ketama\n  servers:\n    - 127.0.0.1:${redisPort}:1\n`,
-    )
-    const nutcracker = spawn(
-      nutcrackerBinary,
-      ['-c', join(dir, 'nutcracker.yml'), '-s', String(await freePort()), '-o', join(dir, 'nutcracker.log')],
-      { stdio: 'ignore' },
-    )
-    children.push(nutcracker)
     const namespace = `bench-proxy-${process.pid}`
-    const proxyPort = await freePort()
-    const proxy = spawn('node', ['services/proxy/dist/main.js'], {
-      cwd: REPO_ROOT,
-      stdio: 'ignore',
-      env: {
-        PATH: process.env.PATH,
-        REDIS_URL: redis.url,
-        PORT: String(proxyPort),
-        HEATSINK_PROXY_METRICS_PORT: String(await freePort()),
-        HEATSINK_NAMESPACE: namespace,
-        HEATSINK_PROXY_MAX_CLIENTS: String(IDLE_CONNECTIONS + 100),
-        LOG_LEVEL: 'warn',
-      },
-    })
-    children.push(proxy)
-    const ports: Record<Target, number> = {
-      redis: redisPort,
-      nutcracker: nutcrackerPort,
-      heatsink: proxyPort,
-    }
-    await Promise.all([waitForPort(nutcrackerPort), waitForPort(proxyPort)])
-    // Memory first, on fresh processes: after the throughput runs the proxy's heap has grown, and connections
-    // then fill pages it already holds (one run measured RSS falling as 10,000 connections arrived).
-    const memory = await idleMemory(
-      { heatsink: proxyPort, nutcracker: nutcrackerPort },
-      { heatsink: proxy.pid as number, nutcracker: nutcracker.pid as number },
-    )
+    // Memory on processes of its own, started for it and stopped after, so that neither measurement disturbs the
+    // other: measured after the throughput runs, the proxy's grown heap absorbed the new connections (one run saw
+    // RSS fall as 10,000 arrived).
+    const fresh = await startProxies(nutcrackerBinary, dir, redis.url, `${namespace}-memory`)
+    const memory = await idleMemory(fresh.ports, fresh.pids).finally(() => fresh.stop())
+    const started = await startProxies(nutcrackerBinary, dir, redis.url, namespace)
+    children.push(...started.children)
+    const ports: Record<Target, number> = { redis: redisPort, ...started.ports }
 
     await admin.set(HOT_KEY, 'xxx')
     await publishRegistry(admin, createNames(namespace), { key: HOT_KEY })
@@ -177,6 +146,64 @@ export async function benchProxy(): Promise<ResultRow[]> {
     for (const child of children) child.kill('SIGKILL')
     await redis.stop()
     rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+interface StartedProxies {
+  ports: Record<'heatsink' | 'nutcracker', number>
+  pids: Record<'heatsink' | 'nutcracker', number>
+  children: ChildProcess[]
+  stop(): void
+}
+
+// nutcracker and the Heatsink proxy in front of the Redis at `redisUrl`, each listening once this resolves.
+async function startProxies(
+  nutcrackerBinary: string,
+  dir: string,
+  redisUrl: string,
+  namespace: string,
+): Promise<StartedProxies> {
+  const redisPort = Number(new URL(redisUrl).port)
+  const nutcrackerPort = await freePort()
+  const config = join(dir, `nutcracker-${nutcrackerPort}.yml`)
+  writeFileSync(
+    config,
+    `bench:\n  listen: 127.0.0.1:${nutcrackerPort}\n  redis: true\n  hash: fnv1a_64\n  distribution: ketama\n  servers:\n    - 127.0.0.1:${redisPort}:1\n`,
+  )
+  const nutcracker = spawn(
+    nutcrackerBinary,
+    ['-c', config, '-s', String(await freePort()), '-o', join(dir, `nutcracker-${nutcrackerPort}.log`)],
+    { stdio: 'ignore' },
+  )
+  const proxyPort = await freePort()
+  const proxy = spawn('node', ['services/proxy/dist/main.js'], {
+    cwd: REPO_ROOT,
+    stdio: 'ignore',
+    env: {
+      PATH: process.env.PATH,
+      REDIS_URL: redisUrl,
+      PORT: String(proxyPort),
+      HEATSINK_PROXY_METRICS_PORT: String(await freePort()),
+      HEATSINK_NAMESPACE: namespace,
+      HEATSINK_PROXY_MAX_CLIENTS: String(IDLE_CONNECTIONS + 100),
+      LOG_LEVEL: 'warn',
+    },
+  })
+  const children = [nutcracker, proxy]
+  const stop = () => {
+    for (const child of children) child.kill('SIGKILL')
+  }
+  try {
+    await Promise.all([waitForPort(nutcrackerPort), waitForPort(proxyPort)])
+  } catch (error) {
+    stop()
+    throw error
+  }
+  return {
+    ports: { nutcracker: nutcrackerPort, heatsink: proxyPort },
+    pids: { nutcracker: nutcracker.pid as number, heatsink: proxy.pid as number },
+    children,
+    stop,
   }
 }
 
