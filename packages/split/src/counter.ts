@@ -1,7 +1,7 @@
 import { redisClusterSlot } from '@heatsink/protocol'
 import { layoutsFor, type SplitContext } from './context.js'
 import { NotAnIntegerError, throwScriptFailure } from './errors.js'
-import { call, callAt, script } from './fan-out.js'
+import { call, callAt, type RedisCall, script } from './fan-out.js'
 import { decodeGate, type GateState, redirectTarget } from './gate.js'
 import { randomShard } from './hash.js'
 import { type JournalEntry, parseJournal } from './journal.js'
@@ -105,29 +105,37 @@ export class SplitCounter {
     return { base: values[0] ?? null, journal: parseJournal(values[1] ?? null), shards }
   }
 
-  // Base key and journal in one MGET on their node, each shard with its gate in one MGET, one pipeline per node.
+  // Base key and journal in one MGET on their node, each shard with its gate in one MGET, one batch per node.
   async #readPerNode(key: string, layouts: readonly SplitLayout[]): Promise<CounterView> {
     const ctx = this.#ctx
     const { layers, base } = await readLayers(ctx, layouts, {
       stringShards: true,
       shard: () => [],
       decodeShard: ([value]) => (value ?? null) as string | null,
-      base: [callAt(redisClusterSlot(key), 'mget', key, ctx.names.splitJournalKey(key))],
+      base: [baseCall(ctx, key, layouts[0])],
       decodeBase: ([reply]) => reply as [string | null, string | null],
     })
-    return {
-      base: base[0],
-      journal: parseJournal(base[1]),
-      shards: layers.flatMap((layer) =>
-        layer.shards.map(({ shard, gate, value }) => ({
-          id: shardIds(layer.layout)[shard.index]!,
-          data: shard.data,
-          gate,
-          value,
-        })),
-      ),
+    const shards: CounterView['shards'] = []
+    for (const layer of layers) {
+      const ids = shardIds(layer.layout)
+      for (const { shard, gate, value } of layer.shards) {
+        shards.push({ id: ids[shard.index]!, data: shard.data, gate, value })
+      }
     }
+    return { base: base[0], journal: parseJournal(base[1]), shards }
   }
+}
+
+// The MGET of base key and journal, built once per layout: a CRC and a string on every read otherwise.
+const baseCallCache = new WeakMap<SplitLayout, RedisCall>()
+
+function baseCall(ctx: SplitContext, key: string, layout: SplitLayout | undefined): RedisCall {
+  let request = layout === undefined ? undefined : baseCallCache.get(layout)
+  if (request === undefined) {
+    request = callAt(redisClusterSlot(key), 'mget', key, ctx.names.splitJournalKey(key))
+    if (layout !== undefined) baseCallCache.set(layout, request)
+  }
+  return request
 }
 
 /**
@@ -142,13 +150,15 @@ export class SplitCounter {
  */
 function sumOf(key: string, view: CounterView): bigint | null {
   let found = view.base !== null
-  let sum = parse(key, key, view.base)
+  const total = new ExactSum()
+  total.add(key, key, view.base)
   let moves = view.journal.size > 0
   for (const shard of view.shards) {
     if (shard.value !== null) found = true
-    sum += parse(key, shard.data, shard.value)
+    total.add(key, shard.data, shard.value)
     if (shard.gate.moved !== undefined) moves = true
   }
+  let sum = total.value()
   // The steady state: no drain recorded anywhere, nothing to correct.
   if (!moves) return found ? sum : null
   const gates = new Map<string, GateState>()
@@ -188,8 +198,29 @@ function shardIds(layout: SplitLayout): readonly string[] {
   return ids
 }
 
-function parse(key: string, name: string, value: string | null): bigint {
-  if (value === null) return 0n
-  if (!INTEGER.test(value)) throw new NotAnIntegerError(key, name)
-  return BigInt(value)
+/**
+ * A sum of decimal integer replies, exact at any size. Every read of a split counter adds up the base key and
+ * each shard; replies of up to 15 digits are added as Numbers while the sum stays a safe integer, because a
+ * BigInt made from a string cost more than the rest of the read's own work.
+ */
+class ExactSum {
+  #small = 0
+  #big = 0n
+
+  add(key: string, name: string, value: string | null): void {
+    if (value === null) return
+    if (!INTEGER.test(value)) throw new NotAnIntegerError(key, name)
+    if (value.length <= 15) {
+      const next = this.#small + Number(value)
+      if (Number.isSafeInteger(next)) {
+        this.#small = next
+        return
+      }
+    }
+    this.#big += BigInt(value)
+  }
+
+  value(): bigint {
+    return this.#big + BigInt(this.#small)
+  }
 }

@@ -1,6 +1,6 @@
 import { redisClusterSlot } from '@heatsink/protocol'
 import type { RedisScript } from '@heatsink/redis-script'
-import type { ChainableCommander, Cluster, Redis } from 'ioredis'
+import type { Cluster, Redis } from 'ioredis'
 import { type ScriptName, splitScript } from './scripts.js'
 
 /** One Redis command, with the slot its keys hash to (every key of one command shares a slot). */
@@ -58,25 +58,24 @@ export function script(
 // Pipelines and clients expose every command as a method of this shape.
 type Commander = Record<string, (...args: Array<string | number>) => unknown>
 
-/** Sends one call through a client or a Cluster (a promise of its reply), or queues it on a pipeline. */
-function send(target: Redis | Cluster | ChainableCommander, request: RedisCall): unknown {
+/** Sends one call through a client or a Cluster: a promise of its reply. */
+function send(target: Redis | Cluster, request: RedisCall): unknown {
   if (request.script !== undefined) return request.script.run(target, request.keys ?? [], request.args)
   return (target as unknown as Commander)[request.command]!(...request.args)
 }
-type ExecResult = Array<[Error | null, unknown]> | null
 
 // Errors after which ioredis, sending the one command itself, follows the cluster to the right node.
 const REDIRECTED = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN)\b/
 
 /**
- * Sends many commands in parallel with one round trip per Redis node: on a standalone Redis one pipeline; on a
- * Cluster one pipeline per master, grouped by the client's slot map. Shards are spread over slots on purpose,
- * so a Lua script cannot read several of them; a per-node pipeline is the widest batch Redis Cluster allows.
+ * Sends many commands in parallel with one round trip per Redis node: on a standalone Redis all in one write; on
+ * a Cluster one write per master, grouped by the client's slot map. Shards are spread over slots on purpose, so
+ * a Lua script cannot read several of them; a batch per node is the widest Redis Cluster allows.
  *
- * A group goes straight down its master's own connection (cluster.nodes()): a Cluster
- * pipeline re-hashes every key to check the group, which measured slower than the extra round trip it saves
- * elsewhere. Commands that come back MOVED or ASK (a slot moved since the map was read), and groups the slot map
- * no longer allows, are re-sent one by one through the cluster client, which follows the cluster.
+ * A group goes straight down its master's own connection (cluster.nodes()): a Cluster pipeline re-hashes every
+ * key to check the group, which measured slower than the extra round trip it saves elsewhere. Commands that come
+ * back MOVED or ASK (a slot moved since the map was read) are re-sent one by one through the cluster client,
+ * which follows the cluster; so is every command of a group whose master has no ready connection.
  */
 export class FanOut {
   readonly #redis: Redis | Cluster
@@ -107,13 +106,25 @@ export class FanOut {
   }
 
   /** Runs every command; resolves to their replies in order, or rejects with the first command's error. */
-  async all(requests: readonly RedisCall[]): Promise<unknown[]> {
-    if (requests.length === 0) return []
-    if (requests.length === 1) return [await this.one(requests[0]!)]
-    const replies = new Array<unknown>(requests.length)
-    const groups = this.#group(requests)
-    await Promise.all(groups.map((positions) => this.#runGroup(requests, positions, replies)))
-    return replies
+  all(requests: readonly RedisCall[]): Promise<unknown[]> {
+    if (requests.length === 0) return Promise.resolve([])
+    if (requests.length === 1) return this.one(requests[0]!).then((reply) => [reply])
+    const sent = new Array<Promise<unknown>>(requests.length)
+    let direct = false
+    for (const positions of this.#group(requests)) {
+      const node = this.#nodeFor(requests, positions)
+      if (node !== undefined) direct = true
+      // No master connection ready: each command through the cluster client, which routes it (and waits for
+      // the cluster) itself.
+      corked(node ?? this.#redis, requests, positions, sent)
+    }
+    // A command sent down a master's own connection comes back MOVED or ASK when its slot moved since the map
+    // was read: sent again through the cluster client, which follows the cluster.
+    const retry = direct
+      ? (position: number, error: unknown) =>
+          REDIRECTED.test(messageOf(error)) ? this.one(requests[position]!) : undefined
+      : undefined
+    return collect(sent, retry)
   }
 
   // Positions of the requests, grouped by the node that serves their slot.
@@ -146,47 +157,70 @@ export class FanOut {
     const node = this.#nodes.get(nodeKey)
     return node?.status === 'ready' ? node : undefined
   }
+}
 
-  async #runGroup(requests: readonly RedisCall[], positions: number[], replies: unknown[]): Promise<void> {
-    if (positions.length === 1) {
-      const position = positions[0]!
-      replies[position] = await this.one(requests[position]!)
-      return
-    }
-    const pipeline = (this.#nodeFor(requests, positions) ?? this.#redis).pipeline()
-    // Every reply, and every error, is read from exec()'s results.
-    for (const position of positions) send(pipeline, requests[position]!)
-    let results: ExecResult
-    try {
-      results = (await pipeline.exec()) as ExecResult
-    } catch (error) {
-      // The slot map changed between grouping and sending: the pipeline spans nodes now.
-      if (this.#cluster === undefined) throw error
-      await Promise.all(
-        positions.map(async (position) => {
-          replies[position] = await this.one(requests[position]!)
-        }),
-      )
-      return
-    }
-    if (results === null) throw new Error('pipeline was discarded')
-    const retries: Array<Promise<void>> = []
-    let failure: Error | undefined
-    for (let i = 0; i < positions.length; i++) {
-      const [error, reply] = results[i]!
-      const position = positions[i]!
-      if (error === null) replies[position] = reply
-      else if (this.#cluster !== undefined && REDIRECTED.test(error.message)) {
-        retries.push(
-          this.one(requests[position]!).then((again) => {
-            replies[position] = again
-          }),
-        )
-      } else failure ??= error
-    }
-    // Settle the retries before failing, so that none is left to reject unobserved.
-    const settled = await Promise.allSettled(retries)
-    if (failure !== undefined) throw failure
-    for (const outcome of settled) if (outcome.status === 'rejected') throw outcome.reason
+/**
+ * Runs `write` with the connection's socket corked, so the commands it sends leave in one write system call.
+ * Measured on a 3-master Cluster, a split counter read (three groups of two to four MGETs): corked commands
+ * 1.15x a GET, one ioredis pipeline per master 1.24x (a Pipeline object per group, its promises and result
+ * arrays), commands written one by one 1.19x. A Cluster client has no socket of its own: its commands go as
+ * ioredis routes them.
+ */
+function corked(
+  target: Redis | Cluster,
+  requests: readonly RedisCall[],
+  positions: readonly number[],
+  sent: Array<Promise<unknown>>,
+): void {
+  const socket = 'isCluster' in target && target.isCluster ? undefined : (target as Redis).stream
+  const cork = socket !== undefined && (target as Redis).status === 'ready'
+  if (cork) socket.cork()
+  try {
+    for (const position of positions) sent[position] = send(target, requests[position]!) as Promise<unknown>
+  } finally {
+    if (cork) socket.uncork()
   }
+}
+
+/**
+ * The replies of every command in order, or the error of the first (by position) that failed, once every
+ * command, and every command sent again by `retry`, has settled: none is left to reject unobserved.
+ */
+function collect(
+  sent: ReadonlyArray<Promise<unknown>>,
+  retry: ((position: number, error: unknown) => Promise<unknown> | undefined) | undefined,
+): Promise<unknown[]> {
+  return new Promise((resolve, reject) => {
+    const replies = new Array<unknown>(sent.length)
+    let pending = sent.length
+    let failedAt = sent.length
+    let failure: unknown
+    const settle = () => {
+      if (--pending > 0) return
+      if (failedAt < sent.length) reject(failure)
+      else resolve(replies)
+    }
+    const fail = (position: number, error: unknown) => {
+      if (position < failedAt) {
+        failedAt = position
+        failure = error
+      }
+      settle()
+    }
+    for (let i = 0; i < sent.length; i++) {
+      const fulfil = (reply: unknown) => {
+        replies[i] = reply
+        settle()
+      }
+      sent[i]!.then(fulfil, (error: unknown) => {
+        const again = retry?.(i, error)
+        if (again === undefined) fail(i, error)
+        else again.then(fulfil, (next: unknown) => fail(i, next))
+      })
+    }
+  })
+}
+
+function messageOf(reason: unknown): string {
+  return reason instanceof Error ? reason.message : String(reason)
 }

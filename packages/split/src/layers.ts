@@ -53,7 +53,7 @@ export async function readLayers<T, B>(
   }))
   let base: B | undefined
   for (let round = 0; round < MAX_ROUNDS && (pending.length > 0 || base === undefined); round++) {
-    const calls: RedisCall[] = round === 0 ? [...query.base] : []
+    const calls: RedisCall[] = round === 0 ? query.base.slice() : []
     const plans: Array<{ layer: LayerRead<T>; shard: SplitShard; first: number; count: number }> = []
     const fresh: Array<{ layer: LayerRead<T>; before: LayerRead<T> | undefined }> = []
     for (const { layout, before } of pending) {
@@ -80,11 +80,11 @@ export async function readLayers<T, B>(
     }
     pending = []
     for (const { layer, shard, first, count } of plans) {
-      const [gateReply, ...rest] = query.stringShards
-        ? (replies[first] as unknown[])
-        : [replies[first], ...replies.slice(first + 1, first + 1 + count)]
-      const gate = decodeGate(gateReply)
-      const value = query.decodeShard(rest, shard, layer.layout)
+      // A string shard's MGET answers [gate, value]; otherwise the gate's reply comes first, then the shard's.
+      const pair = query.stringShards ? (replies[first] as unknown[]) : undefined
+      const gate = decodeGate(pair !== undefined ? pair[0] : replies[first])
+      const shardReplies = pair !== undefined ? [pair[1]] : replies.slice(first + 1, first + 1 + count)
+      const value = query.decodeShard(shardReplies, shard, layer.layout)
       layer.shards.push({ shard, gate, value })
       if (gate.state !== undefined && gate.target > 1 && !seen.has(gate.target)) {
         seen.add(gate.target)

@@ -98,4 +98,42 @@ describe('split keys on a Redis Cluster of three masters', () => {
     const incrCalls = (info: string) => Number(/^cmdstat_incrby:calls=(\d+)/m.exec(info)?.[1] ?? 0)
     expect(incrCalls(incrAfter) - incrCalls(incrBefore)).toBe(1000)
   }, 60_000)
+
+  it('reads a counter whose shard just moved to another master: answered MOVED there, read again through the cluster', async () => {
+    const client = await cluster()
+    const namespace = testNamespace()
+    const splitter = createSplitter({ redis: client, names: createNames(namespace), agentId: 'a' })
+    const key = `${namespace}:moving`
+    await client.set(key, '100')
+    const shards = splitter.layout(key, 8).shards
+    for (const shard of shards) await client.set(shard.data, '1')
+    expect(await splitter.get(key, 8)).toBe('108')
+    const moving = shards[0]!
+    const from = client.slots[moving.slot]![0]!
+    const to = client.slots.find((owners) => owners[0] !== from)![0]!
+    await moveSlot(moving.slot, from, to)
+    try {
+      // The client has not heard of the move: its map still sends the shard to the old master.
+      expect(client.slots[moving.slot]![0]).toBe(from)
+      expect(await splitter.get(key, 8)).toBe('108')
+      // The cluster client followed the MOVED and learned the new owner.
+      expect(client.slots[moving.slot]![0]).toBe(to)
+    } finally {
+      await moveSlot(moving.slot, to, from)
+    }
+  })
 })
+
+// Moves a slot and its keys between masters the way redis-cli --cluster reshard does.
+async function moveSlot(slot: number, from: string, to: string): Promise<void> {
+  const source = node(from)
+  const target = node(to)
+  const [toHost, toPort] = to.split(':') as [string, string]
+  await target.cluster('SETSLOT', slot, 'IMPORTING', await source.cluster('MYID'))
+  await source.cluster('SETSLOT', slot, 'MIGRATING', await target.cluster('MYID'))
+  const keys = (await source.cluster('GETKEYSINSLOT', slot, 1000)) as string[]
+  if (keys.length > 0) await source.migrate(toHost, toPort, '', 0, 5000, 'KEYS', ...keys)
+  const targetId = await target.cluster('MYID')
+  for (const master of servers.nodes)
+    await node(`${master.host}:${master.port}`).cluster('SETSLOT', slot, 'NODE', targetId)
+}

@@ -80,6 +80,22 @@ describeTargets('split counter', (target) => {
     await expect(splitter.get(other, 2)).rejects.toMatchObject({ code: 'E_SPLIT_NOT_INTEGER' })
   })
 
+  it('sums exactly past 2^53, as INCRBY counts up to 2^63', async () => {
+    const t = target()
+    const plain = await t.client()
+    const splitter = await t.splitter('agent-a')
+    // Sixteen 15-digit shards: each fits a double exactly, their sum does not.
+    const many = `${t.namespace}:many-large`
+    await plain.set(many, '-5')
+    for (const shard of splitter.layout(many, 16).shards) await plain.set(shard.data, '999999999999999')
+    expect(await splitter.get(many, 16)).toBe('15999999999999979')
+    // A base key past 2^53 beside small negative shards.
+    const huge = `${t.namespace}:huge-base`
+    await plain.set(huge, '9223372036854775000')
+    for (const shard of splitter.layout(huge, 4).shards) await plain.set(shard.data, '-250')
+    expect(await splitter.get(huge, 4)).toBe('9223372036854774000')
+  })
+
   it("counts the requests each shard received, for the agent's statistics", async () => {
     const t = target()
     const key = `${t.namespace}:counted`
