@@ -5,12 +5,10 @@ import type { BackendConnection } from '../backend/backend-connection.js'
 import type { BackendPool } from '../backend/backend-pool.js'
 import type { ReplySink } from '../backend/reply-sink.js'
 import type { ClusterBackend } from '../cluster/cluster-backend.js'
-import { CROSSSLOT, MergeSinks, slotsOf, splitBySlot } from '../cluster/cross-slot.js'
-import { fanOutOf, scanEveryMaster, sendToEveryMaster } from '../cluster/fan-out.js'
-import { RedirectSink } from '../cluster/redirect-sink.js'
+import { slotsOf } from '../cluster/cross-slot.js'
 import { ProtocolError } from '../errors.js'
 import type { ProxyStats } from '../proxy-stats.js'
-import { encodeReply, errorReply } from '../resp/reply-codec.js'
+import { errorReply } from '../resp/reply-codec.js'
 import { encodeRequest, type Request, RequestParser } from '../resp/request-parser.js'
 import { resp3Bytes, resp3Shape } from '../resp/resp3-reply.js'
 import { connectionCommandTiming, runConnectionCommand, type SessionControl } from './connection-commands.js'
@@ -18,6 +16,8 @@ import { type OutputOwner, OutputQueue, type ReplySlot } from './output-queue.js
 import type { ProxyUsers } from './proxy-users.js'
 import { NOAUTH, OK } from './redis-replies.js'
 import { asStatus, replyEncoder, SettledSink, settleDeferred } from './routed-sinks.js'
+import { cachedReplyBytes, encodeOnce } from './served-reply.js'
+import { sendShared } from './shared-route.js'
 
 /** What every client session shares: the agent, the backend, the proxy's users and limits. */
 export interface SessionContext {
@@ -374,57 +374,10 @@ export class ClientSession implements SessionControl, OutputOwner {
     return this.#pinned
   }
 
-  /**
-   * Sends a request: on the client's own connection when it has one; else on its shared connection, on a Cluster
-   * the one to the master of the keys' slot, following redirects; a multi-key command over several slots is split
-   * by slot and its replies merged (MGET, MSET, DEL, EXISTS, UNLINK, TOUCH), any other gets CROSSSLOT; a keyless
-   * command about the whole keyspace goes to every master.
-   */
+  // On the client's own connection when it has one, else on the shared connections (shared-route.ts).
   #send(spec: CommandSpec | undefined, name: string, args: Buffer[], bytes: Buffer, sink: ReplySink): void {
-    const cluster = this.#context.cluster
-    if (this.#pinned !== undefined) {
-      this.#pinned.send(bytes, sink)
-      return
-    }
-    const resp3 = this.#resp3
-    if (cluster === undefined) {
-      this.#context.pool.shared(this.#sharedIndex, resp3).send(bytes, sink)
-      return
-    }
-    const slots = slotsOf(spec, args)
-    if (slots.length === 0) {
-      // KEYS, SCAN, DBSIZE, FLUSHALL, SCRIPT LOAD...: about the whole keyspace, so every master answers.
-      const fanOut = fanOutOf(name, args)
-      if (fanOut === 'scan') {
-        scanEveryMaster(cluster, args, sink, this.#sharedIndex, resp3)
-        return
-      }
-      if (fanOut !== undefined) {
-        sendToEveryMaster(cluster, fanOut, bytes, sink, this.#sharedIndex, resp3)
-        return
-      }
-    }
-    if (slots.length <= 1) {
-      // Other commands without keys go to the master of slot 0.
-      cluster
-        .shared(slots[0] ?? 0, this.#sharedIndex, resp3)
-        .send(bytes, new RedirectSink(sink, bytes, cluster, this.#sharedIndex, resp3))
-      return
-    }
-    const parts = splitBySlot(name, args)
-    if (parts === undefined) {
-      sink.data(CROSSSLOT)
-      sink.end()
-      return
-    }
-    const merge = new MergeSinks(name, parts, sink, resp3)
-    parts.forEach((part, i) => {
-      const connection = cluster.shared(part.slot, this.#sharedIndex, resp3)
-      connection.send(
-        part.request,
-        new RedirectSink(merge.part(i), part.request, cluster, this.#sharedIndex, resp3),
-      )
-    })
+    if (this.#pinned !== undefined) this.#pinned.send(bytes, sink)
+    else sendShared(this.#context, this.#sharedIndex, this.#resp3, spec, name, args, bytes, sink)
   }
 
   #unpin(): void {
@@ -450,35 +403,6 @@ export class ClientSession implements SessionControl, OutputOwner {
     this.#unpin()
     this.#context.onClose(this)
   }
-}
-
-// A cached reply's bytes, encoded on its first hit and kept while L1 holds the reply (L1 replies are never changed;
-// a write replaces them): a hot key's every later hit writes the same Buffer.
-const ENCODED = new WeakMap<object, Buffer>()
-
-function cachedReplyBytes(reply: unknown): Buffer {
-  if (reply === null || typeof reply !== 'object') return encodeOnce(reply)
-  let bytes = ENCODED.get(reply)
-  if (bytes === undefined) {
-    bytes = encodeOnce(reply)
-    ENCODED.set(reply, bytes)
-  }
-  return bytes
-}
-
-// A reply in one buffer: one small write instead of a writev of three parts. Large values keep their own buffer.
-function encodeOnce(reply: unknown): Buffer {
-  if (Buffer.isBuffer(reply) && reply.length < 16_384) {
-    const header = `$${reply.length}\r\n`
-    const bytes = Buffer.allocUnsafe(header.length + reply.length + 2)
-    const at = bytes.write(header, 0, 'latin1')
-    reply.copy(bytes, at)
-    bytes.write('\r\n', at + reply.length, 'latin1')
-    return bytes
-  }
-  const parts: Buffer[] = []
-  encodeReply(reply, parts)
-  return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts)
 }
 
 const EMPTY_ARRAY = Buffer.from('*0\r\n')
