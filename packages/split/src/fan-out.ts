@@ -111,12 +111,19 @@ export class FanOut {
     if (requests.length === 1) return this.one(requests[0]!).then((reply) => [reply])
     const sent = new Array<Promise<unknown>>(requests.length)
     let direct = false
-    for (const positions of this.#group(requests)) {
-      const node = this.#nodeFor(requests, positions)
-      if (node !== undefined) direct = true
-      // No master connection ready: each command through the cluster client, which routes it (and waits for
-      // the cluster) itself.
-      corked(node ?? this.#redis, requests, positions, sent)
+    try {
+      for (const positions of this.#group(requests)) {
+        const node = this.#nodeFor(requests, positions)
+        if (node !== undefined) direct = true
+        // No master connection ready: each command through the cluster client, which routes it (and waits for
+        // the cluster) itself.
+        corked(node ?? this.#redis, requests, positions, sent)
+      }
+    } catch (error) {
+      // A command that could not even be sent: a rejection, as from any command, and the ones sent before it
+      // are observed, so none rejects unhandled.
+      for (const reply of sent) reply?.catch(() => {})
+      return Promise.reject(error)
     }
     // A command sent down a master's own connection comes back MOVED or ASK when its slot moved since the map
     // was read: sent again through the cluster client, which follows the cluster.
