@@ -55,7 +55,7 @@ export function script(
   }
 }
 
-// Pipelines and clients expose every command as a method of this shape.
+// Clients expose every command as a method of this shape.
 type Commander = Record<string, (...args: Array<string | number>) => unknown>
 
 /** Sends one call through a client or a Cluster: a promise of its reply. */
@@ -167,7 +167,7 @@ export class FanOut {
 }
 
 /**
- * Runs `write` with the connection's socket corked, so the commands it sends leave in one write system call.
+ * Sends the commands at `positions` on `target`, its socket corked, so that they leave in one write system call.
  * Measured on a 3-master Cluster, a split counter read (three groups of two to four MGETs): corked commands
  * 1.15x a GET, one ioredis pipeline per master 1.24x (a Pipeline object per group, its promises and result
  * arrays), commands written one by one 1.19x. A Cluster client has no socket of its own: its commands go as
