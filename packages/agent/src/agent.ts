@@ -3,26 +3,20 @@ import { TumblingWindows, WindowRecorder } from '@heatsink/sketch'
 import { createSplitter, type Reconciler, type Splitter } from '@heatsink/split'
 import {
   createStampedeGuard,
-  delAndBreakLeases,
   fillChannel,
   GuardClosedError,
-  type SetArguments,
   type StampedeGuard,
-  setAndBreakLease,
   unwrapStored,
 } from '@heatsink/stampede'
-import type { Callback, Cluster, Redis, RedisKey } from 'ioredis'
+import type { Cluster, Redis } from 'ioredis'
 import { CoalesceStrategy } from './coalesce-strategy.js'
-import { keyName, keysOf, nodeify, takeCallback } from './command-args.js'
 import type { OwnedConnections } from './connections.js'
 import { CommandRouter } from './core/command-router.js'
 import { ReplyCache } from './core/reply-cache.js'
-import { SPLIT_ROUTES, type SplitRoute } from './core/split-routes.js'
 import { AgentClosedError, AgentNotReadyError } from './errors.js'
 import { AgentEvents } from './events/agent-events.js'
 import { type Invalidate, InvalidationBus } from './invalidation-bus.js'
 import { L1Cache } from './l1-cache.js'
-import { missSampleWeight } from './miss-sampling.js'
 import { MultiGet } from './multi-get.js'
 import { observedLoader } from './observed-loader.js'
 import { checkLoadOptions } from './options/check-load-options.js'
@@ -30,7 +24,6 @@ import type { ResolvedOptions } from './options.js'
 import { type HotKey, RegistryView } from './registry-view.js'
 import { DEFAULT_ERROR_SAMPLING, Reporter } from './reporter.js'
 import { ReportingTuning } from './reporting-tuning.js'
-import { SplitCommands } from './split-commands.js'
 import { SplitStrategy } from './split-strategy.js'
 import { AgentCounters, type AgentStats, type InvalidationSource, statsSnapshot } from './stats.js'
 import {
@@ -44,6 +37,7 @@ import {
 import type { MessageHandler } from './subscriber.js'
 import { AgentTelemetry } from './telemetry/agent-telemetry.js'
 import { type InvalidationChannels, TRACKING_CHANNEL } from './tracking.js'
+import { WrappedCommands } from './wrapped-commands.js'
 
 /** What createAgent hands the agent: the data client, resolved options and the connections it opened. */
 export interface AgentParts<C extends Redis | Cluster> {
@@ -54,12 +48,11 @@ export interface AgentParts<C extends Redis | Cluster> {
   openChannels(onMessage: MessageHandler): InvalidationChannels
 }
 
-type Variadic = (...args: unknown[]) => Promise<unknown>
-
 /**
- * The Heatsink agent: ioredis's get, set, del and mget, the counter, set and sorted-set commands (split across
- * shards for keys the registry marks split), with the same arguments and results, plus getOrLoad, detection,
- * reporting, the registry view, L1 and coalescing. Every other command stays on `agent.redis`.
+ * The Heatsink agent of one process: detection, reporting, the registry view, L1, coalescing, split keys and
+ * invalidation, with the data-plane core (`router`) that the ioredis front door and the proxy hand every command.
+ * The object createAgent returns also answers ioredis's get, set, del, mget and the counter, set and sorted-set
+ * commands itself (WrappedCommands), plus getOrLoad; every other command stays on `agent.redis`.
  */
 export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   /** The client the agent wraps, for every command it does not. */
@@ -236,35 +229,38 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
         this.#tuning.repin()
       },
     })
-    const commands = new SplitCommands({
-      data: parts.data,
-      splitter: this.#splitter,
-      strategy: this.#split,
+    const commands = new WrappedCommands({
+      data: this.#data,
+      names,
       lookup: (name) => this.#view.get(name),
-      record: (name, write) => {
-        this.#counters.requests++
-        if (write) this.#recordWrite(name)
-        else {
-          this.#recorder.record(name, false)
-          this.#counters.reads++
-        }
-      },
+      recorder: this.#recorder,
+      counters: this.#counters,
+      splitter: this.#splitter,
+      split: this.#split,
+      multiGet: this.#multiGet,
+      invalidate: (name) => this.#invalidate.key(name, 'local'),
+      publish: (written) => this.#bus.publish(written),
     })
-    this.incr = commands.incr
-    this.incrby = commands.incrby
-    this.decr = commands.decr
-    this.decrby = commands.decrby
-    this.sadd = commands.sadd
-    this.srem = commands.srem
-    this.smembers = commands.smembers
-    this.scard = commands.scard
-    this.sismember = commands.sismember
-    this.zadd = commands.zadd
-    this.zrem = commands.zrem
-    this.zscore = commands.zscore
-    this.zcard = commands.zcard
-    this.zrange = commands.zrange
-    this.zrevrange = commands.zrevrange
+    this.get = commands.get
+    this.set = commands.set
+    this.del = commands.del
+    this.mget = commands.mget
+    const split = commands.split
+    this.incr = split.incr
+    this.incrby = split.incrby
+    this.decr = split.decr
+    this.decrby = split.decrby
+    this.sadd = split.sadd
+    this.srem = split.srem
+    this.smembers = split.smembers
+    this.scard = split.scard
+    this.sismember = split.sismember
+    this.zadd = split.zadd
+    this.zrem = split.zrem
+    this.zscore = split.zscore
+    this.zcard = split.zcard
+    this.zrange = split.zrange
+    this.zrevrange = split.zrevrange
     // One agent at a time (under a lease) evens out shards that drifted and finishes folds others left.
     this.router = new CommandRouter({
       lookup: (name) => this.#view.get(name),
@@ -329,21 +325,11 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   readonly zrange: Redis['zrange']
   readonly zrevrange: Redis['zrevrange']
 
-  /** ioredis GET: from L1 for local_cache keys, the aggregate for split keys, from Redis otherwise. */
-  readonly get: Redis['get'] = (key: RedisKey, callback?: Callback<string | null>) => {
-    const name = typeof key === 'string' ? key : key.toString()
-    // The registry lookup first: it leaves V8's hash of the string cached for the recorder's candidate lookup.
-    const hot = this.#view.get(name)
-    const reads = this.#recorder.record(name, false)
-    const counters = this.#counters
-    counters.requests++
-    counters.reads++
-    if (hot !== undefined) return nodeify(hot.strategy.get(key, name, hot), callback)
-    // Misses count only for keys the recorder tracks, and only from the replies missSampleWeight picks: watching a
-    // reply costs a promise reaction, the largest part of what the agent adds to a read it does not mitigate.
-    const weight = missSampleWeight(reads)
-    return nodeify(weight === 0 ? this.#data.get(key) : this.#readSampled(key, name, weight), callback)
-  }
+  /** ioredis GET, SET, DEL and MGET, with L1, split keys and lease breaking (see WrappedCommands). */
+  readonly get: Redis['get']
+  readonly set: Redis['set']
+  readonly del: Redis['del']
+  readonly mget: Redis['mget']
 
   /**
    * The cached value of `key`, or `loader`'s, loaded once however many callers in however many agents ask at
@@ -369,53 +355,6 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       throw error
     }
   }
-
-  /**
-   * ioredis SET, every form, through a script that also breaks any getOrLoad lease on the key, so no load in
-   * flight anywhere overwrites it; evicts the key from L1 here at once and, once written, on every agent.
-   */
-  readonly set = ((key: RedisKey, ...rest: unknown[]) => {
-    const callback = takeCallback(rest)
-    const name = keyName(key)
-    this.#counters.requests++
-    this.#recordWrite(name)
-    const hot = this.#view.get(name)
-    // A split key's plain value is kept as N copies: a write goes to all of them, a read to one.
-    const copies = SPLIT_ROUTES.get('set') as SplitRoute
-    const pending =
-      hot?.mitigation === 'split' && copies.splittable?.(rest) !== false
-        ? copies.run(this.#splitter, name, this.#split.factorOf(hot), rest)
-        : lossless(key, name)
-          ? setAndBreakLease(this.#data, this.#options.names, name, ...(rest as SetArguments))
-          : (Reflect.apply(this.#data.set as Variadic, this.#data, [key, ...rest]) as Promise<unknown>)
-    return nodeify(this.#written([name], pending), callback)
-  }) as Redis['set']
-
-  /** ioredis DEL, variadic or with an array, breaking leases and evicting like set. */
-  readonly del = ((...args: unknown[]) => {
-    const callback = takeCallback(args)
-    const keys = keysOf(args)
-    const names = keys.map(keyName)
-    this.#counters.requests++
-    for (const name of names) this.#recordWrite(name)
-    return nodeify(this.#written(names, this.#delete(keys, names, args)), callback)
-  }) as Redis['del']
-
-  /** ioredis MGET, variadic or with an array; local_cache keys come from L1 and the rest in one MGET. */
-  readonly mget = ((...args: unknown[]) => {
-    const callback = takeCallback(args)
-    const keys = keysOf(args)
-    const names = keys.map(keyName)
-    this.#counters.requests++
-    const local: number[] = []
-    for (let i = 0; i < names.length; i++) {
-      const name = names[i] as string
-      this.#recorder.record(name, false)
-      this.#counters.reads++
-      if (this.#view.get(name)?.strategy.servesReads) local.push(i)
-    }
-    return nodeify(this.#multiGet.run(keys, names, local), callback)
-  }) as Redis['mget']
 
   /** True while some key is local_cache: until then no read can be an L1 hit, and clients need not look. */
   get servesFromL1(): boolean {
@@ -535,12 +474,6 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     else if (channel === names.tuningChannel) this.#tuning.receive(payload.toString())
   }
 
-  readonly #readSampled = (key: RedisKey, name: string, weight: number): Promise<string | null> =>
-    this.#data.get(key).then((value) => {
-      if (value === null) this.#recorder.recordMiss(name, weight)
-      return value
-    })
-
   readonly #readThrough: ReadThrough = (key, name, hot) =>
     this.#data.get(key).then((value) => {
       if (value === null) this.#onMiss(name, hot)
@@ -585,49 +518,6 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       this.#guard.invalidateAll()
     },
   }
-
-  #recordWrite(name: string): void {
-    this.#recorder.record(name, true)
-    this.#counters.writes++
-    this.#invalidate.key(name, 'local')
-  }
-
-  // A DEL through the lease-breaking script, one key or several. A key that is not UTF-8 cannot be a
-  // getOrLoad key (those are strings) and holds no lease; a DEL naming one goes to Redis unchanged.
-  #delete(keys: readonly RedisKey[], names: readonly string[], args: unknown[]): Promise<unknown> {
-    const { names: heatsink } = this.#options
-    if (names.length === 0 || !keys.every((key, i) => lossless(key, names[i] as string))) {
-      return Reflect.apply(this.#data.del as Variadic, this.#data, args) as Promise<unknown>
-    }
-    return delAndBreakLeases(this.#data, heatsink, names)
-  }
-
-  // After a write settles: evict again (a fill may have read the old value meanwhile) and tell the other agents.
-  #written<T>(names: readonly string[], pending: Promise<T>): Promise<T> {
-    const after = () => {
-      const registered: string[] = []
-      for (const name of names) {
-        this.#invalidate.key(name, 'local')
-        if (this.#view.get(name) !== undefined) registered.push(name)
-      }
-      if (registered.length > 0) this.#bus.publish(registered)
-    }
-    return pending.then(
-      (value) => {
-        after()
-        return value
-      },
-      (error: unknown) => {
-        after()
-        throw error
-      },
-    )
-  }
-}
-
-/** True when `key` is `name` exactly (a string, or a Buffer holding UTF-8), so scripts may name it by `name`. */
-function lossless(key: RedisKey, name: string): boolean {
-  return !Buffer.isBuffer(key) || Buffer.from(name).equals(key)
 }
 
 /** `promise`, or undefined once `ms` have passed. */
