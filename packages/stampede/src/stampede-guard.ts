@@ -3,46 +3,18 @@ import { type Clock, systemClock } from '@heatsink/sketch'
 import type { Cluster, Redis } from 'ioredis'
 import type { CoalesceSlot } from './coalesce-slot.js'
 import { type Codec, jsonCodec } from './codec.js'
-import { buildEntry, freshness, readEntry } from './entry.js'
+import { freshness, readEntry } from './entry.js'
 import { GuardClosedError, LoadTimeoutError } from './errors.js'
+import type { Fetched, GuardErrorContext } from './fetched.js'
 import { FillNotifier, fillChannel } from './fill-channel.js'
 import { Generations } from './generations.js'
 import { type KeyStats, StatsBook } from './key-stats.js'
 import { type HeldLease, type LeaseTarget, type LeaseTiming, tryLease } from './lease.js'
-import { type ContextLoader, LoadRun } from './load-context.js'
+import type { ContextLoader } from './load-context.js'
+import { type Graced, type Load, type Loader, LoadRunner } from './load-runner.js'
 import { type GetOrLoadOptions, positive, type ResolvedLoadOptions, resolveLoadOptions } from './options.js'
 import { SingleFlight } from './single-flight.js'
 import { delAndBreakLease, type SetArguments, setAndBreakLease } from './write-through.js'
-
-/** Where a caller's value came from. */
-export type FetchSource =
-  /** Redis held a fresh value. */
-  | 'hit'
-  /** Redis held a value within its stale window; a refresh runs in the background. */
-  | 'stale'
-  /** This guard ran the loader. */
-  | 'load'
-  /** Another agent ran the loader while this guard waited on its lease. */
-  | 'peer'
-  /** maxWaitMs passed and the caller's fallback served. */
-  | 'fallback'
-
-/** A value with how it was obtained. */
-export interface Fetched<T> {
-  value: T
-  source: FetchSource
-  /**
-   * The generation ticket the value was read or loaded under: fill L1 with it only while
-   * `guard.isCurrent(key, generation)`, and never with a `stale` or `fallback` value.
-   */
-  generation: number
-}
-
-/** Where a failure that no caller sees happened. */
-export interface GuardErrorContext {
-  key: string
-  phase: 'refresh' | 'fill' | 'extend' | 'release'
-}
 
 /** Options of createStampedeGuard. */
 export interface StampedeGuardOptions {
@@ -74,17 +46,7 @@ export interface StampedeGuardOptions {
   onError?: (error: unknown, context: GuardErrorContext) => void
 }
 
-type Loader = ContextLoader<unknown>
-type Graced = { readonly value: unknown } | undefined
 type Fallback = GetOrLoadOptions<unknown>['fallback']
-
-interface Load {
-  ticket: number
-  /** The load's signal: a load whose callers all aborted is shared with no later flight. */
-  signal: AbortSignal
-  /** Undefined when a background refresh found another agent at work and loaded nothing. */
-  promise: Promise<Fetched<unknown> | undefined>
-}
 
 /** createStampedeGuard's result, for the agent's getOrLoad: see the class's methods. */
 export class StampedeGuard {
@@ -105,8 +67,7 @@ export class StampedeGuard {
   readonly #generations = new Generations()
   readonly #stats = new StatsBook()
   readonly #flights: SingleFlight<Fetched<unknown>>
-  readonly #loads = new Map<string, Load>()
-  readonly #held = new Map<string, HeldLease>()
+  readonly #loads: LoadRunner
   readonly #background = new Set<Promise<void>>()
   /** The signal of background refreshes, which no caller waits on: fired when the guard closes. */
   readonly #closed = new AbortController()
@@ -132,6 +93,16 @@ export class StampedeGuard {
     this.#channel = fillChannel(options.names)
     this.#notifier = new FillNotifier(this.#subscriber, this.#channel, this.#clock)
     this.#flights = new SingleFlight(this.#generations, this.#clock, (slot) => this.#count(slot))
+    this.#loads = new LoadRunner({
+      redis: this.#redis,
+      clock: this.#clock,
+      random: this.#random,
+      codec: this.#codec,
+      generations: this.#generations,
+      stats: this.#stats,
+      closing: () => this.#closing !== undefined,
+      report: (error, key, phase) => this.#report(error, key, phase),
+    })
   }
 
   /** Resolves once the guard hears lease announcements; calls made before still work, polling. */
@@ -182,11 +153,7 @@ export class StampedeGuard {
    */
   invalidate(key: string): void {
     this.#generations.bump(key)
-    const lease = this.#held.get(key)
-    if (lease !== undefined) {
-      this.#held.delete(key)
-      void lease.release()
-    }
+    this.#loads.release(key)
   }
 
   /**
@@ -195,9 +162,7 @@ export class StampedeGuard {
    */
   invalidateAll(): void {
     this.#generations.bumpAll()
-    const leases = [...this.#held.values()]
-    this.#held.clear()
-    for (const lease of leases) void lease.release()
+    void this.#loads.releaseAll()
   }
 
   /** SET through the lease-breaking script (see setAndBreakLease), invalidating locally before and after. */
@@ -249,9 +214,7 @@ export class StampedeGuard {
       const closed = new GuardClosedError()
       this.#flights.rejectAll(closed)
       this.#closed.abort(closed)
-      const leases = [...this.#held.values()]
-      this.#held.clear()
-      await Promise.all([this.#notifier.close(), ...leases.map((lease) => lease.release())])
+      await Promise.all([this.#notifier.close(), this.#loads.releaseAll()])
       const subscriber = this.#subscriber
       if (this.#ownsSubscriber && subscriber !== undefined) {
         await subscriber.quit().catch(() => subscriber.disconnect())
@@ -300,13 +263,13 @@ export class StampedeGuard {
     stored: string | null,
     fallback: Fallback,
   ): Promise<Fetched<unknown>> {
-    const running = this.#currentLoad(key)
+    const running = this.#loads.current(key)
     if (running !== undefined) {
       const shared = await running.promise
       if (shared !== undefined) return shared
     }
     const load = (lease: HeldLease | undefined, seen: string | null) =>
-      this.#load(key, loader, options, slot.ticket, lease, slot.signal, this.#graced(seen, fallback))
+      this.#loads.run(key, loader, options, slot.ticket, lease, slot.signal, this.#graced(seen, fallback))
     if (!options.lock) return load(undefined, stored)
 
     const target = this.#target(key)
@@ -365,12 +328,12 @@ export class StampedeGuard {
 
   // A stale or XFetch-drawn entry: one refresh per key in this process, and through the lease one in the cluster.
   #refresh(key: string, seen: string, loader: Loader, options: ResolvedLoadOptions): void {
-    if (this.#closing !== undefined || this.#currentLoad(key) !== undefined) return
+    if (this.#closing !== undefined || this.#loads.current(key) !== undefined) return
     const ticket = this.#generations.ticket()
     const promise = (async (): Promise<Fetched<unknown> | undefined> => {
       const graced = this.#graced(seen, undefined)
       if (!options.lock)
-        return this.#load(key, loader, options, ticket, undefined, this.#closed.signal, graced, true)
+        return this.#loads.run(key, loader, options, ticket, undefined, this.#closed.signal, graced, true)
       const attempt = await tryLease(
         this.#redis,
         this.#target(key),
@@ -386,102 +349,16 @@ export class StampedeGuard {
         await attempt.lease.release()
         return undefined
       }
-      return this.#load(key, loader, options, ticket, attempt.lease, this.#closed.signal, graced, true)
+      return this.#loads.run(key, loader, options, ticket, attempt.lease, this.#closed.signal, graced, true)
     })()
     const load: Load = { ticket, signal: this.#closed.signal, promise }
-    this.#track(key, load)
+    this.#loads.track(key, load)
     const background = promise.then(
       () => {},
       (error: unknown) => this.#report(error, key, 'refresh'),
     )
     this.#background.add(background)
     void background.finally(() => this.#background.delete(background))
-  }
-
-  // Runs the loader (holding `lease`, when given) and stores its result while the generation is current, unless
-  // the loader declined (skip) or everyone gave up on it before it started.
-  #load(
-    key: string,
-    loader: Loader,
-    options: ResolvedLoadOptions,
-    ticket: number,
-    lease: HeldLease | undefined,
-    signal: AbortSignal,
-    graced: Graced,
-    background = false,
-  ): Promise<Fetched<unknown>> {
-    if (signal.aborted) {
-      return this.#endLease(key, lease).then(() => {
-        throw signal.reason
-      })
-    }
-    const stats = this.#stats.for(key)
-    stats.upstreamLoads++
-    if (background) stats.backgroundRefreshes++
-    if (lease !== undefined) this.#held.set(key, lease)
-    const promise = (async () => {
-      const started = this.#clock.now()
-      const run = new LoadRun(key, signal, graced, background)
-      let value: unknown
-      try {
-        value = await loader(run)
-      } catch (error) {
-        await this.#endLease(key, lease)
-        throw error
-      }
-      if (run.skipped) await this.#endLease(key, lease)
-      else {
-        const ttl =
-          run.ttlMs === undefined ? options : { ...options, ttlMs: run.ttlMs, negativeTtlMs: run.ttlMs }
-        await this.#store(key, value, this.#clock.now() - started, ttl, ticket, lease)
-      }
-      return { value, source: 'load' as const, generation: ticket }
-    })()
-    if (!background) this.#track(key, { ticket, signal, promise })
-    return promise
-  }
-
-  async #store(
-    key: string,
-    value: unknown,
-    deltaMs: number,
-    options: ResolvedLoadOptions,
-    ticket: number,
-    lease: HeldLease | undefined,
-  ): Promise<void> {
-    const owned = lease !== undefined && this.#held.get(key) === lease
-    if (
-      this.#closing !== undefined ||
-      !this.#generations.isCurrent(key, ticket) ||
-      (lease !== undefined && !owned)
-    ) {
-      await this.#endLease(key, lease)
-      return
-    }
-    try {
-      const entry = buildEntry(value, deltaMs, this.#clock.now(), options, this.#random, this.#codec)
-      if (entry === undefined) {
-        await this.#endLease(key, lease)
-        return
-      }
-      let stored = true
-      if (lease === undefined) await this.#redis.set(key, entry.text, 'PX', entry.ttlMs)
-      else {
-        this.#held.delete(key)
-        stored = await lease.fill(entry.text, entry.ttlMs)
-      }
-      // A write broke the lease, or it ran out and passed on: our value is not the key's, so L1 must not take it.
-      if (!stored) this.#generations.bump(key)
-    } catch (error) {
-      this.#report(error, key, 'fill')
-      await this.#endLease(key, lease)
-    }
-  }
-
-  async #endLease(key: string, lease: HeldLease | undefined): Promise<void> {
-    if (lease === undefined) return
-    if (this.#held.get(key) === lease) this.#held.delete(key)
-    await lease.release()
   }
 
   // The value a loader may build on: Redis's expired (or stale) value, else the caller's fallback (the agent's
@@ -515,21 +392,6 @@ export class StampedeGuard {
     if (source === 'load') stats.coalescedWaiters += slot.joined - 1
     else if (source === 'peer') stats.coalescedWaiters += slot.joined
     else if (source === 'stale') stats.staleServes += slot.joined
-  }
-
-  #currentLoad(key: string): Load | undefined {
-    const load = this.#loads.get(key)
-    return load !== undefined && !load.signal.aborted && this.#generations.isCurrent(key, load.ticket)
-      ? load
-      : undefined
-  }
-
-  #track(key: string, load: Load): void {
-    this.#loads.set(key, load)
-    const done = () => {
-      if (this.#loads.get(key) === load) this.#loads.delete(key)
-    }
-    load.promise.then(done, done)
   }
 
   #target(key: string): LeaseTarget {
