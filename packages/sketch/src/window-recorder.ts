@@ -1,8 +1,9 @@
 import { Candidate } from './candidate.js'
 import { CandidateHeap } from './candidate-heap.js'
 import { CountMinSketch, type CountMinSketchOptions } from './count-min-sketch.js'
-import { type ErrorSample, type SampledKey, summariseErrors } from './error-sample.js'
+import type { ErrorSample } from './error-sample.js'
 import { InvalidSketchOptionError } from './errors.js'
+import { ExactSamples } from './exact-samples.js'
 import { KeyHasher } from './key-hasher.js'
 
 /** How a window recorder sizes its sketch and decides what to report. */
@@ -38,9 +39,6 @@ export interface WindowRecorderOptions extends CountMinSketchOptions {
    */
   errorSampling?: number
 }
-
-// Sampled keys counted exactly per window, at most: beyond this, keys first seen later in the window are not.
-const MAX_SAMPLED_KEYS = 4096
 
 // Deferred cold keys are counted at once past this many, so a long synchronous loop cannot grow the batch.
 const MAX_PENDING = 8192
@@ -106,11 +104,7 @@ export class WindowRecorder {
   readonly #pendingKeys: string[] = []
   readonly #pendingWrites = new Uint8Array(MAX_PENDING)
   #pending = 0
-  // Error sampling: a key is sampled when (fingerprint >>> 16) & mask equals match (never, with sampling off).
-  readonly #sampleMask: number
-  readonly #sampleMatch: number
-  // Exact counts of sampled keys while they were not candidates (a candidate counts its own in sampleHits).
-  readonly #samples = new Map<string, number>()
+  readonly #samples: ExactSamples
   #windowStart: number
   #total = 0
   #overflowed = 0
@@ -132,18 +126,7 @@ export class WindowRecorder {
     this.#scratch = new Uint32Array(this.sketch.depth)
     this.#widthBits = Math.log2(this.sketch.width)
     this.#hasher = new KeyHasher(this.sketch.seed)
-    const sampling = options.errorSampling ?? 0
-    if (
-      sampling !== 0 &&
-      !(Number.isInteger(sampling) && sampling >= 1 && sampling <= 65536 && (sampling & (sampling - 1)) === 0)
-    ) {
-      throw new InvalidSketchOptionError(
-        'errorSampling',
-        `must be 0 or a power of two up to 65536, got ${sampling}`,
-      )
-    }
-    this.#sampleMask = sampling === 0 ? 0 : sampling - 1
-    this.#sampleMatch = sampling === 0 ? 1 : 0
+    this.#samples = new ExactSamples(options.errorSampling ?? 0)
   }
 
   /** The count at which a key is reported whatever its rank. */
@@ -170,7 +153,7 @@ export class WindowRecorder {
       this.#pinned.delete(key)
       this.#byKey.delete(key)
       this.sketch.addAtCells(candidate.cells, candidate.count - candidate.prior)
-      this.#foldSampleHits(candidate)
+      this.#samples.fold(candidate)
     }
     for (const key of wanted) {
       if (this.#pinned.has(key)) continue
@@ -180,7 +163,7 @@ export class WindowRecorder {
       } else {
         candidate = new Candidate(key, this.sketch.depth)
         this.#hasher.hash(key)
-        candidate.sampled = this.#isSampled(this.#hasher.h2)
+        candidate.sampled = this.#samples.isSampled(this.#hasher.h2)
         this.sketch.cellsOf(key, candidate.cells)
         const estimate = this.sketch.estimateAtCells(candidate.cells)
         candidate.count = estimate
@@ -244,8 +227,8 @@ export class WindowRecorder {
   #recordCold(key: string, write: boolean): number {
     const hasher = this.#hasher
     hasher.hash(key)
-    const sampled = this.#isSampled(hasher.h2)
-    if (sampled) this.#countSample(key)
+    const sampled = this.#samples.isSampled(hasher.h2)
+    if (sampled) this.#samples.count(key)
     const estimate = this.sketch.addAtCells(this.sketch.cellsAt(hasher.h1, hasher.h2, this.#scratch))
     // The heap floor is a lower bound on the weakest candidate, so this test never refuses a key that
     // deserves a place; #admit checks against the true minimum. A key below the average cell load
@@ -321,7 +304,7 @@ export class WindowRecorder {
       hitters: this.#hitters(tracked),
       overflowed: this.#overflowed,
     }
-    const errorSample = this.#errorSample()
+    const errorSample = this.#samples.summarise(this.#byKey, this.sketch, this.errorBound())
     if (errorSample !== undefined) summary.errorSample = errorSample
     this.#startWindow(windowEnd, tracked)
     return summary
@@ -368,44 +351,6 @@ export class WindowRecorder {
     }
   }
 
-  #isSampled(h2: number): boolean {
-    return ((h2 >>> 16) & this.#sampleMask) === this.#sampleMatch
-  }
-
-  #countSample(key: string): void {
-    const count = this.#samples.get(key)
-    if (count !== undefined) this.#samples.set(key, count + 1)
-    else if (this.#samples.size < MAX_SAMPLED_KEYS) this.#samples.set(key, 1)
-  }
-
-  // A sampled candidate leaving tracking hands its exact count to the sample map, as it hands its count to the sketch.
-  #foldSampleHits(candidate: Candidate): void {
-    if (!candidate.sampled || candidate.sampleHits === 0) return
-    this.#samples.set(candidate.key, (this.#samples.get(candidate.key) ?? 0) + candidate.sampleHits)
-    candidate.sampleHits = 0
-  }
-
-  // Every sampled key requested in the window: its estimate (what a report would say) against its exact count.
-  #errorSample(): ErrorSample | undefined {
-    if (this.#sampleMatch !== 0) return undefined
-    const keys: SampledKey[] = []
-    for (const [key, cold] of this.#samples) {
-      const candidate = this.#byKey.get(key)
-      const exact = cold + (candidate?.sampleHits ?? 0)
-      keys.push({
-        key,
-        estimate: candidate !== undefined ? candidate.count : this.sketch.estimate(key),
-        exact,
-      })
-    }
-    for (const candidate of this.#byKey.values()) {
-      if (candidate.sampled && candidate.sampleHits > 0 && !this.#samples.has(candidate.key)) {
-        keys.push({ key: candidate.key, estimate: candidate.count, exact: candidate.sampleHits })
-      }
-    }
-    return summariseErrors(keys, this.errorBound())
-  }
-
   #admit(key: string, estimate: number, write: boolean, sampled: boolean): boolean {
     let candidate: Candidate
     if (this.#heap.size < this.capacity) {
@@ -425,7 +370,7 @@ export class WindowRecorder {
         this.#byKey.delete(weakest.key)
         // Hand the exact count back to the sketch, so the evicted key's estimate stays an upper bound.
         this.sketch.addAtCells(weakest.cells, weakest.count - weakest.prior)
-        this.#foldSampleHits(weakest)
+        this.#samples.fold(weakest)
         candidate = weakest
       }
     }
