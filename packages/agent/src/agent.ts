@@ -261,7 +261,6 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     this.zcard = split.zcard
     this.zrange = split.zrange
     this.zrevrange = split.zrevrange
-    // One agent at a time (under a lease) evens out shards that drifted and finishes folds others left.
     this.router = new CommandRouter({
       lookup: (name) => this.#view.get(name),
       recorder: this.#recorder,
@@ -274,6 +273,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       splitter: this.#splitter,
       splitFactor: (hot) => this.#split.factorOf(hot),
     })
+    // One agent at a time (under a lease) evens out shards that drifted and finishes folds others left.
     this.#reconciler = this.#splitter.startReconciler({
       intervalMs: 5000,
       keys: () => this.#split.splitKeys(),
