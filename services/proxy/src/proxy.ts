@@ -8,6 +8,7 @@ import { ClientSession, type SessionContext } from './client/client-session.js'
 import { ProxyUsers } from './client/proxy-users.js'
 import { ClusterBackend } from './cluster/cluster-backend.js'
 import { ProxyStats } from './proxy-stats.js'
+import { adoptReading } from './shared-read-buffer.js'
 
 /** Options of createProxy. */
 export interface ProxyOptions {
@@ -85,7 +86,9 @@ export class RespProxy {
       stats: this.stats,
       onClose: (session) => this.#sessions.delete(session),
     }
-    this.#server = createServer({ noDelay: true }, (socket) => this.#accept(socket))
+    // Paused, so that no byte is read before the connection's handle moves to a socket reading into the shared
+    // buffer (adoptReading).
+    this.#server = createServer({ noDelay: true, pauseOnConnect: true }, (socket) => this.#accept(socket))
   }
 
   /** Starts listening; resolves with the port (useful with port 0). */
@@ -142,11 +145,13 @@ export class RespProxy {
     if (this.#closing !== undefined || this.#sessions.size >= this.#maxClients) {
       this.stats.clientsRejected++
       socket.on('error', () => {})
+      // Read (and dropped), so that the client's own close is seen and the socket does not linger half-open.
+      socket.resume()
       socket.end(MAX_CLIENTS_ERROR)
       return
     }
     this.stats.clientsAccepted++
-    this.#sessions.add(new ClientSession(socket, this.#context, this.#nextId++))
+    this.#sessions.add(new ClientSession(adoptReading(socket), this.#context, this.#nextId++))
   }
 }
 

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import type { ConnectionOptions } from 'node:tls'
 import { BackendAddressError } from '../errors.js'
 
@@ -32,13 +33,16 @@ export function parseBackendUrl(url: string, tls: ConnectionOptions = {}): Backe
       `the database in the URL's path must be a non-negative integer, got ${JSON.stringify(path)}`,
     )
   }
+  const host = parsed.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1'
   return {
-    host: parsed.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1',
+    host,
     port: parsed.port === '' ? 6379 : Number(parsed.port),
     username: parsed.username === '' ? undefined : decodeURIComponent(parsed.username),
     password: parsed.password === '' ? undefined : decodeURIComponent(parsed.password),
     db,
-    tls: parsed.protocol === 'rediss:' ? { servername: parsed.hostname, ...tls } : undefined,
+    // SNI names a host; an IP address is not a server name (RFC 6066), and Node warns when given one.
+    tls:
+      parsed.protocol === 'rediss:' ? { ...(isIP(host) === 0 && { servername: host }), ...tls } : undefined,
     url,
   }
 }

@@ -1,10 +1,11 @@
-import { connect as connectTcp, type Socket } from 'node:net'
+import type { Socket } from 'node:net'
 import { connect as connectTls } from 'node:tls'
 import Denque from 'denque'
 import { BackendLostError } from '../errors.js'
 import { JoinedWrites } from '../joined-writes.js'
 import { ReplyScanner } from '../resp/reply-scanner.js'
 import { encodeRequest } from '../resp/request-parser.js'
+import { type ChunkReceiver, connectReading, receiveReads } from '../shared-read-buffer.js'
 import type { BackendAddress } from './backend-address.js'
 import { CheckedSink, type ReplySink } from './reply-sink.js'
 
@@ -15,7 +16,7 @@ import { CheckedSink, type ReplySink } from './reply-sink.js'
  * selects the address's database before anything else, and speaks RESP3 when asked to. When the connection fails, every request still waiting
  * is failed with BackendLostError; the owner opens a new connection for later requests.
  */
-export class BackendConnection {
+export class BackendConnection implements ChunkReceiver {
   readonly #socket: Socket
   readonly #scanner = new ReplyScanner()
   readonly #waiting = new Denque<ReplySink>()
@@ -37,13 +38,13 @@ export class BackendConnection {
     this.#onLatency = onLatency
     const options = { host: address.host, port: address.port }
     const socket =
-      address.tls === undefined ? connectTcp(options) : connectTls({ ...options, ...address.tls })
+      address.tls === undefined ? connectReading(options) : connectTls({ ...options, ...address.tls })
     this.#socket = socket
     // After the poll phase, not the current callback: the requests of every client read in this turn of the event
     // loop leave in one write to Redis.
     this.#requests = new JoinedWrites(socket, setImmediate)
     socket.setNoDelay(true)
-    socket.on('data', (chunk: Buffer) => this.#receive(chunk))
+    receiveReads(socket, this)
     socket.on('error', (error) => this.#fail(error))
     socket.on('close', () => this.#fail(new Error('connection closed')))
     if (address.password !== undefined) {
@@ -121,7 +122,8 @@ export class BackendConnection {
     this.#socket.resume()
   }
 
-  #receive(chunk: Buffer): void {
+  /** One chunk from Redis (ChunkReceiver). */
+  receive(chunk: Buffer): void {
     let from = 0
     const waiting = this.#waiting
     while (from < chunk.length) {

@@ -11,6 +11,7 @@ import type { ProxyStats } from '../proxy-stats.js'
 import { errorReply } from '../resp/reply-codec.js'
 import { encodeRequest, type Request, RequestParser } from '../resp/request-parser.js'
 import { resp3Bytes, resp3Shape } from '../resp/resp3-reply.js'
+import { type ChunkReceiver, receiveReads } from '../shared-read-buffer.js'
 import { connectionCommandTiming, runConnectionCommand, type SessionControl } from './connection-commands.js'
 import { type OutputOwner, OutputQueue, type ReplySlot } from './output-queue.js'
 import type { ProxyUsers } from './proxy-users.js'
@@ -46,7 +47,7 @@ const SUBSCRIBE_COMMANDS: ReadonlySet<string> = new Set(['subscribe', 'psubscrib
  * earlier reply has arrived, on a connection of its own for the rest of its life. A RESP3 client's connections
  * (shared or its own) speak RESP3.
  */
-export class ClientSession implements SessionControl, OutputOwner {
+export class ClientSession implements SessionControl, OutputOwner, ChunkReceiver {
   readonly id: number
   readonly #socket: Socket
   readonly #context: SessionContext
@@ -80,12 +81,12 @@ export class ClientSession implements SessionControl, OutputOwner {
     this.#output = new OutputQueue(socket, context.outputLimitBytes, this)
     socket.setNoDelay(true)
     ;(socket as SessionSocket)[SESSION] = this
-    socket.on('data', onData)
+    receiveReads(socket, this)
     socket.on('error', ignoreError)
     socket.on('close', onClose)
   }
 
-  /** One chunk from the client (the socket's 'data'). */
+  /** One chunk from the client (ChunkReceiver). */
   receive(chunk: Buffer): void {
     if (this.#closing) return
     try {
@@ -419,10 +420,6 @@ interface Held {
 // then hold no closures of their own for them.
 const SESSION: unique symbol = Symbol('heatsink session')
 type SessionSocket = Socket & { [SESSION]: ClientSession }
-
-function onData(this: Socket, chunk: Buffer): void {
-  ;(this as SessionSocket)[SESSION].receive(chunk)
-}
 
 function onClose(this: Socket): void {
   ;(this as SessionSocket)[SESSION].closed()
