@@ -4,11 +4,13 @@ import type { Splitter } from '@heatsink/split'
 import { missSampleWeight } from '../miss-sampling.js'
 import type { HotKey } from '../registry-view.js'
 import type { AgentCounters } from '../stats.js'
+import { lossless } from './lossless-key.js'
 import type { CachedReply, ReplyCache, ReplyFill } from './reply-cache.js'
 import { ReplyFlights } from './reply-flights.js'
 import { type ConnectionState, FALL_THROUGH, type Route } from './route.js'
 import { keyText, signatureOf } from './signature.js'
 import { SPLIT_ROUTES } from './split-routes.js'
+import { WriteFences } from './write-fences.js'
 
 /** What the router reads and acts on: the agent's parts, none of them a client connection. */
 export interface CommandRouterParts {
@@ -40,11 +42,11 @@ export interface CommandRouterParts {
 export class CommandRouter {
   readonly #parts: CommandRouterParts
   readonly #flights = new ReplyFlights()
-  /** Registered keys with writes of this process in flight, and how many. */
-  readonly #writing = new Map<string, number>()
+  readonly #fences: WriteFences
 
   constructor(parts: CommandRouterParts) {
     this.#parts = parts
+    this.#fences = new WriteFences(parts.invalidate, parts.publish)
   }
 
   /** The route for one command; `inTransaction` when the transport knows it is queued inside MULTI. */
@@ -98,7 +100,7 @@ export class CommandRouter {
     const names = state.queuedWrites
     if (names.length === 0) return
     state.queuedWrites = []
-    this.#written(names)
+    this.#fences.lift(names)
   }
 
   /** Reads of `name` in flight are shared no more (an invalidation from anywhere). */
@@ -152,7 +154,7 @@ export class CommandRouter {
     hot.l1Misses++
     counters.l1Misses++
     // A write of this process to the key is still in flight: a fill on another connection could overtake it.
-    if (this.#writing.has(name)) return undefined
+    if (this.#fences.has(name)) return undefined
     const loading = cache.load(name, signature, () => this.#parts.fill(name, spec.name, args))
     if (loading === undefined) return undefined
     return {
@@ -174,7 +176,7 @@ export class CommandRouter {
     hot: HotKey,
     keyIndex: number,
   ): Route | undefined {
-    if (!spec.cacheable || this.#writing.has(name)) return undefined
+    if (!spec.cacheable || this.#fences.has(name)) return undefined
     const counters = this.#parts.counters
     const signature = signatureOf(spec.name, args, keyIndex)
     const shared = this.#flights.join(name, signature)
@@ -236,7 +238,7 @@ export class CommandRouter {
         hot.l1Misses++
         counters.l1Misses++
         // Filled beside the MGET, so that the next read of the key is a hit.
-        if (!this.#writing.has(name))
+        if (!this.#fences.has(name))
           cache.load(name, 'get', () => this.#parts.fill(name, 'get', [key]))?.catch(() => {})
         continue
       }
@@ -291,7 +293,7 @@ export class CommandRouter {
       first ??= hot
       registered ??= []
       registered.push(name)
-      this.#writing.set(name, (this.#writing.get(name) ?? 0) + 1)
+      this.#fences.raise(name)
     }
     if (registered === undefined) return undefined
     if (queued) {
@@ -304,8 +306,9 @@ export class CommandRouter {
       first?.mitigation === 'split' && indexes === undefined
         ? this.#split(spec, args, first.key, first)
         : undefined
-    if (split?.kind === 'deferred') return { kind: 'deferred', reply: this.#afterWrite(names, split.reply) }
-    return this.#sendThenWritten(names)
+    if (split?.kind === 'deferred')
+      return { kind: 'deferred', reply: this.#fences.liftAfter(names, split.reply) }
+    return this.#fences.sendThenLift(names)
   }
 
   #transaction(spec: CommandSpec, state: ConnectionState): Route | undefined {
@@ -318,7 +321,7 @@ export class CommandRouter {
     const names = state.queuedWrites
     if (names.length === 0) return undefined
     state.queuedWrites = []
-    return this.#sendThenWritten(names)
+    return this.#fences.sendThenLift(names)
   }
 
   #flush(): Route {
@@ -331,40 +334,6 @@ export class CommandRouter {
         return error ?? reply
       },
     }
-  }
-
-  #sendThenWritten(names: string[]): Route {
-    return {
-      kind: 'send',
-      settle: (error, reply) => {
-        this.#written(names)
-        return error ?? reply
-      },
-    }
-  }
-
-  #afterWrite(names: string[], pending: Promise<unknown>): Promise<unknown> {
-    return pending.then(
-      (reply) => {
-        this.#written(names)
-        return reply
-      },
-      (error: unknown) => {
-        this.#written(names)
-        throw error
-      },
-    )
-  }
-
-  // A write answered: evict again (a fill may have read the old value meanwhile), lift the fence, tell the others.
-  #written(names: string[]): void {
-    for (const name of names) {
-      this.#parts.invalidate(name)
-      const count = (this.#writing.get(name) ?? 1) - 1
-      if (count === 0) this.#writing.delete(name)
-      else this.#writing.set(name, count)
-    }
-    this.#parts.publish(names)
   }
 
   #watchMiss(name: string, weight: number): Route {
@@ -388,14 +357,4 @@ export class CommandRouter {
     this.#parts.recorder.recordMiss(name)
     hot.misses++
   }
-}
-
-/** True when `key` is `name` exactly (a string, or a Buffer holding UTF-8), so L1 may cache it by `name`. */
-export function lossless(key: unknown, name: string): boolean {
-  if (!Buffer.isBuffer(key)) return true
-  // UTF-8 decoding never makes more UTF-16 units than bytes, and makes as many only when every byte became one
-  // unit: ASCII, or an invalid byte turned into U+FFFD. So equal lengths and no U+FFFD mean ASCII, which
-  // round-trips: the common key is settled without encoding the name again.
-  if (name.length === key.length && name.indexOf('\ufffd') === -1) return true
-  return Buffer.from(name).equals(key)
 }
