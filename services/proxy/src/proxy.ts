@@ -86,8 +86,7 @@ export class RespProxy {
       stats: this.stats,
       onClose: (session) => this.#sessions.delete(session),
     }
-    // Paused, so that no byte is read before the connection's handle moves to a socket reading into the shared
-    // buffer (adoptReading).
+    // Paused, so that no byte is read before the connection reads into the shared buffer (adoptReading).
     this.#server = createServer({ noDelay: true, pauseOnConnect: true }, (socket) => this.#accept(socket))
   }
 
