@@ -12,6 +12,15 @@ import type { Crossing, FleetReporting, WindowCounters } from '../ingest/window-
 /** How many windows agents keep reporting a watched key after the message that named it. */
 export const WATCH_WINDOWS = 5
 
+/**
+ * The fleet is taken as the most agents counted at any tick of this many windows, so the floor falls as soon as
+ * agents join but rises only once they have been gone this long. A count can fall for no agent leaving: under
+ * load, reports arrive late and a window reads as a fraction of the fleet (seen in the fleet test under the
+ * full suite, the floor back at 100 for 200 agents); a floor too high misses keys, one too low for a while
+ * only costs report bytes.
+ */
+export const FLEET_MEMORY_WINDOWS = 20
+
 export interface FleetTunerOptions {
   redis: Redis | Cluster
   names: HeatsinkNames
@@ -43,6 +52,8 @@ export class FleetTuner implements FleetReporting {
   // Key -> [until when (epoch ms), the largest sum seen], to keep the strongest when there are too many.
   readonly #watched = new Map<string, { until: number; sum: number }>()
   #agents = 1
+  // The fleet counted at each of the last FLEET_MEMORY_WINDOWS ticks, oldest first.
+  readonly #counted: number[] = []
   #published = ''
 
   constructor(options: FleetTunerOptions) {
@@ -81,12 +92,14 @@ export class FleetTuner implements FleetReporting {
     const { counters, windowMs, now } = this.#options
     const at = now()
     const previousWindow = Math.floor(at / windowMs) * windowMs - windowMs
-    // Agents come and go: between the last window's count and the largest of the last three, so that a window
-    // whose reports are still arriving does not halve the fleet and double the floor.
+    // The largest of the last three windows' counts, so that a window whose reports are still arriving does not
+    // halve the fleet; and of the last ticks' (FLEET_MEMORY_WINDOWS), so that a late one does not either.
     const seen = await Promise.all(
       [0, 1, 2].map((back) => counters.agentsIn(previousWindow - back * windowMs)),
     )
-    this.#agents = Math.max(1, ...seen)
+    this.#counted.push(Math.max(1, ...seen))
+    if (this.#counted.length > FLEET_MEMORY_WINDOWS) this.#counted.shift()
+    this.#agents = Math.max(...this.#counted)
     for (const [key, entry] of this.#watched) if (entry.until <= at) this.#watched.delete(key)
     await this.#publish(at)
   }
