@@ -55,16 +55,16 @@ describe('FleetTuner', () => {
     })
   })
 
-  it('keeps the floor when reports stop arriving for a few windows (late under load), and raises it only once agents have been gone for FLEET_MEMORY_WINDOWS', async () => {
+  it('keeps the floor when reports stop arriving for a few windows (late under load), and raises it only once agents have been gone FLEET_MEMORY_WINDOWS windows', async () => {
     const { fleet, window } = tuner()
     await window(50)
     expect(fleet.reportFloor).toBe(20)
     // Five windows whose reports are late: the fleet is counted as nothing, yet the floor holds.
     for (let i = 0; i < 5; i++) await window(0)
     expect(fleet.reportFloor).toBe(20)
-    // The fleet really shrank to 10 agents. The last tick that counted 50 was the third (its window's count
-    // still had the 50 reports two windows back); the floor rises once that tick is FLEET_MEMORY_WINDOWS old.
-    for (let i = 0; i < FLEET_MEMORY_WINDOWS - 4; i++) await window(10)
+    // The fleet really shrank to 10 agents: the floor rises once the window of 50 reports, the first of six
+    // counted so far, is no longer among the last FLEET_MEMORY_WINDOWS.
+    for (let i = 0; i < FLEET_MEMORY_WINDOWS - 6; i++) await window(10)
     expect(fleet.reportFloor).toBe(20)
     await window(10)
     expect(fleet.activeAgents).toBe(10)

@@ -13,11 +13,12 @@ import type { Crossing, FleetReporting, WindowCounters } from '../ingest/window-
 export const WATCH_WINDOWS = 5
 
 /**
- * The fleet is taken as the most agents counted at any tick of this many windows, so the floor falls as soon as
- * agents join but rises only once they have been gone this long. A count can fall for no agent leaving: under
- * load, reports arrive late and a window reads as a fraction of the fleet (seen in the fleet test under the
- * full suite, the floor back at 100 for 200 agents); a floor too high misses keys, one too low for a while
- * only costs report bytes.
+ * The fleet is taken as the most agents counted in any of the last this many windows, so the floor falls as soon
+ * as agents join but rises only once they have been gone this long. A recent window's count can fall short with
+ * no agent leaving: under load, an agent's reports arrive windows late (seen in the fleet test under the full
+ * suite: with the last three windows counted, 200 agents read as 167-199, or as a handful, and the floor rose to
+ * 6 or to 100 where 5 was due). An older window's count is complete by now; and a floor too high misses keys,
+ * where one too low for a while only costs report bytes.
  */
 export const FLEET_MEMORY_WINDOWS = 20
 
@@ -42,7 +43,7 @@ export interface FleetTunerOptions {
  *    floor - 1 for every agent that did not report it) reaches it, or that is warm, is watched: agents count it
  *    exactly and report it whenever requested for WATCH_WINDOWS windows, which makes its next sums exact.
  *
- * Every window the tuner counts the agents that reported in the previous window and publishes the floor and its
+ * Every window the tuner counts the agents that reported in recent windows and publishes the floor and its
  * watched keys on `names.tuningChannel` (and keeps them at `names.tuningKey` for agents that start later).
  * Replicas tune independently; agents take the union of their watched keys.
  */
@@ -52,8 +53,6 @@ export class FleetTuner implements FleetReporting {
   // Key -> [until when (epoch ms), the largest sum seen], to keep the strongest when there are too many.
   readonly #watched = new Map<string, { until: number; sum: number }>()
   #agents = 1
-  // The fleet counted at each of the last FLEET_MEMORY_WINDOWS ticks, oldest first.
-  readonly #counted: number[] = []
   #published = ''
 
   constructor(options: FleetTunerOptions) {
@@ -92,14 +91,12 @@ export class FleetTuner implements FleetReporting {
     const { counters, windowMs, now } = this.#options
     const at = now()
     const previousWindow = Math.floor(at / windowMs) * windowMs - windowMs
-    // The largest of the last three windows' counts, so that a window whose reports are still arriving does not
-    // halve the fleet; and of the last ticks' (FLEET_MEMORY_WINDOWS), so that a late one does not either.
     const seen = await Promise.all(
-      [0, 1, 2].map((back) => counters.agentsIn(previousWindow - back * windowMs)),
+      Array.from({ length: FLEET_MEMORY_WINDOWS }, (_, back) =>
+        counters.agentsIn(previousWindow - back * windowMs),
+      ),
     )
-    this.#counted.push(Math.max(1, ...seen))
-    if (this.#counted.length > FLEET_MEMORY_WINDOWS) this.#counted.shift()
-    this.#agents = Math.max(...this.#counted)
+    this.#agents = Math.max(1, ...seen)
     for (const [key, entry] of this.#watched) if (entry.until <= at) this.#watched.delete(key)
     await this.#publish(at)
   }
