@@ -41,6 +41,15 @@ describe('SIGKILL of one of two aggregator replicas mid-stream', () => {
       1,
     )
     doomed.kill('SIGKILL')
+    // Acknowledgements the replica wrote just before it died may still be on their way to Redis. Redis drops a
+    // connection only once it has read it to the end, so when none of the dead replica's is left, every command
+    // it sent has run, and what is pending is what it left behind (counted before that, the count included
+    // entries it had acknowledged, and the survivor could not claim them all).
+    await doomed.exited
+    await until('the dead replica’s connections closed at Redis', async () => {
+      const clients = (await admin.client('LIST')) as string
+      return !clients.includes('name=heatsink-aggregator:replica-1 ')
+    })
     const orphaned = await pendingFor(admin, names, 'replica-1')
     await sending
     await sendReports(admin, names, after.reports)
