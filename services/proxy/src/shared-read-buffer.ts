@@ -52,6 +52,7 @@ export function connectReading(options: TcpNetConnectOpts): Socket {
 const ONREAD_FIELDS = ((): { buffer: symbol; callback: symbol; generator: symbol } | undefined => {
   // Node's constructor takes `onread` (documented for net.Socket); Node 20's types know it only for connect().
   const probe = new Socket({ onread: ONREAD } as never)
+  probe.destroy()
   const named = (description: string) =>
     Object.getOwnPropertySymbols(probe).find((symbol) => symbol.description === description)
   const [buffer, callback, generator] = [named('kBuffer'), named('kBufferCb'), named('kBufferGen')]
@@ -59,7 +60,6 @@ const ONREAD_FIELDS = ((): { buffer: symbol; callback: symbol; generator: symbol
   const fields = probe as unknown as Record<symbol, unknown>
   const recognised =
     fields[buffer] === READ_BUFFER && fields[callback] === ONREAD.callback && fields[generator] === null
-  probe.destroy()
   return recognised ? { buffer, callback, generator } : undefined
 })()
 
