@@ -70,6 +70,11 @@ export interface HeatsinkNames {
   splitLeaseKey(key: string): string
   /** Journal (a string) of the counter moves already added to `key`, for exactly-once folds; same slot as `key`. */
   splitJournalKey(key: string): string
+  /**
+   * The layouts of `key` whose closed gates send writes to another layout (a string ',<from>><to>,...'), kept as
+   * long as such gates; same slot as `key`, so a counter read learns in its one MGET whether it must read gates.
+   */
+  splitRoutesKey(key: string): string
   /** Set of members written or removed on `key` through the splitter while a fold runs; same slot as `key`. */
   splitTouchedKey(key: string): string
   /** Hash holding the write stamp of `key`'s value, for split copies (last write wins); same slot as `key`. */
@@ -122,6 +127,7 @@ export function createNames(
       `${splitShardPrefix(namespace, splitFactor, index, tag)}:g:${key}`,
     splitLeaseKey: (key: string) => `${namespace}:split-lease:${sameSlotTag(key)}:${key}`,
     splitJournalKey: (key: string) => `${namespace}:split-journal:${sameSlotTag(key)}:${key}`,
+    splitRoutesKey: (key: string) => `${namespace}:split-routes:${sameSlotTag(key)}:${key}`,
     splitTouchedKey: (key: string) => `${namespace}:split-touched:${sameSlotTag(key)}:${key}`,
     splitStampKey: (key: string) => `${namespace}:split-stamp:${sameSlotTag(key)}:${key}`,
     splitReconcilerLeaseKey: `${namespace}:split-reconciler`,

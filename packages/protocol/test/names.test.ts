@@ -154,6 +154,7 @@ describe('split names', () => {
       const helpers = [
         names.splitLeaseKey(key),
         names.splitJournalKey(key),
+        names.splitRoutesKey(key),
         names.splitTouchedKey(key),
         names.splitStampKey(key),
       ]
@@ -161,7 +162,7 @@ describe('split names', () => {
         expect(redisClusterSlot(name)).toBe(redisClusterSlot(key))
         expect(name.startsWith('hs:split-')).toBe(true)
       }
-      expect(new Set([...helpers, names.leaseKey(key)]).size).toBe(5)
+      expect(new Set([...helpers, names.leaseKey(key)]).size).toBe(6)
     }
     expect(names.splitReconcilerLeaseKey).toBe('hs:split-reconciler')
     expect(names.splitFoldedKey).toBe('hs:split-folded')

@@ -1,29 +1,19 @@
 import { redisClusterSlot } from '@heatsink/protocol'
 import { layoutsFor, type SplitContext } from './context.js'
+import { type CounterView, ExactSum, sumOf } from './counter-sum.js'
 import { NotAnIntegerError, throwScriptFailure } from './errors.js'
 import { call, callAt, type RedisCall, script } from './fan-out.js'
-import { decodeGate, type GateState, redirectTarget } from './gate.js'
+import { decodeGate, redirectTarget } from './gate.js'
 import { randomShard } from './hash.js'
-import { type JournalEntry, parseJournal } from './journal.js'
+import { hasUnfinishedMove, parseJournal } from './journal.js'
 import { readLayers } from './layers.js'
 import type { SplitLayout } from './layout.js'
+import { routesLeaveLayouts } from './routes.js'
 
-const INTEGER = /^-?\d+$/
 // Each hop follows a closed gate to a newer layout; past this, the base key takes the write (always correct).
 const MAX_HOPS = 4
-
-// What one read of a split counter saw.
-interface CounterView {
-  readonly base: string | null
-  readonly journal: ReadonlyMap<string, JournalEntry>
-  /** Every shard read, by `<n>:<index>`, the id its journal entries use. */
-  readonly shards: Array<{
-    readonly id: string
-    readonly data: string
-    readonly gate: GateState
-    readonly value: string | null
-  }>
-}
+// A snapshot read's answer that only a read of the gates can sum this counter right now.
+const NEEDS_GATES = Symbol('needs gates')
 
 /**
  * Split counters. A delta goes to one shard picked at random; the value is the base key plus every shard. The
@@ -62,20 +52,54 @@ export class SplitCounter {
 
   /**
    * The counter's value: base key plus every shard of every layout involved, read in parallel. Null when none of
-   * them exists. Not an atomic snapshot (increments landing during the read may or may not be counted), but a
-   * drain in flight is never counted twice nor missed: see sumOf.
+   * them exists. Not an atomic snapshot on a Cluster (increments landing during the read may or may not be
+   * counted), but a drain in flight is never counted twice nor missed: see sumOf.
    */
   async read(key: string, n: number): Promise<bigint | null> {
     const layouts = layoutsFor(this.#ctx, key, n)
-    const view = this.#ctx.fanOut.isCluster
-      ? await this.#readPerNode(key, layouts)
-      : ((await this.#readAtOnce(key, layouts)) ?? (await this.#readPerNode(key, layouts)))
+    if (this.#ctx.fanOut.isCluster) return sumOf(key, await this.#readPerNode(key, layouts))
+    const sum = await this.#readSnapshot(key, layouts)
+    if (sum !== NEEDS_GATES) return sum
+    const view = (await this.#readAtOnce(key, layouts)) ?? (await this.#readPerNode(key, layouts))
     return sumOf(key, view)
   }
 
   /**
-   * A standalone Redis reads base key, journal, and every shard with its gate in one MGET: measured here, one
-   * multi-key command costs about 1.3x a GET, a pipeline of one command per shard about 2x. Undefined when a
+   * The common read on a standalone Redis: base key, journal, routes and every shard in one MGET, no gate. One
+   * command is one snapshot, and in a snapshot the gates change the sum in two cases only: a drain has added a
+   * shard's value to the base key and not yet deleted the shard (an unfinished journal entry: the value is in
+   * both), or a gate of a layout read sends writes to a layout not read (a route out of it, recorded before any
+   * such gate closes: routes.ts). A gate recording a finished move never lacks its entry in a snapshot, so sumOf's
+   * rule 2 has nothing to add. Otherwise the value is base plus shards; in those two cases, NEEDS_GATES.
+   */
+  async #readSnapshot(
+    key: string,
+    layouts: readonly SplitLayout[],
+  ): Promise<bigint | null | typeof NEEDS_GATES> {
+    const ctx = this.#ctx
+    for (const layout of layouts) ctx.shardCounts.hitAll(key, layout.n)
+    const keys = snapshotKeys(ctx, key, layouts)
+    // The slot is irrelevant on a standalone Redis: no CRC on the hot path.
+    const values = (await ctx.fanOut.one(callAt(0, 'mget', ...(keys as [string, ...string[]])))) as Array<
+      string | null
+    >
+    if (hasUnfinishedMove(values[1] ?? null) || routesLeaveLayouts(values[2] ?? null, layouts))
+      return NEEDS_GATES
+    const total = new ExactSum()
+    let found = false
+    for (let i = 0; i < values.length; i++) {
+      if (i === 1 || i === 2) continue
+      const value = values[i] ?? null
+      if (value === null) continue
+      found = true
+      total.add(key, keys[i]!, value)
+    }
+    return found ? total.value() : null
+  }
+
+  /**
+   * The read with gates on a standalone Redis: base key, journal, and every shard with its gate in one MGET (one
+   * multi-key command costs about 1.3x a GET, a pipeline of one command per shard about 2x). Undefined when a
    * closed gate points at a layout not read, which the per-node path follows.
    */
   async #readAtOnce(key: string, layouts: readonly SplitLayout[]): Promise<CounterView | undefined> {
@@ -138,47 +162,24 @@ function baseCall(ctx: SplitContext, key: string, layout: SplitLayout | undefine
   return request
 }
 
-/**
- * Sums a view. Shard and base reads may reach different nodes at different moments, so a drain (seal, add to
- * the base key, delete the shard) can fall between them; the journal and the gates say which side each read saw:
- *
- * 1. A journal entry is a move already added to the base key. If the read saw its shard before that drain
- *    finished (an older seq, or the same seq still sealed), the value was counted in the shard too: take it out.
- * 2. A gate recording a finished move whose journal entry the read did not see: the base key was read before
- *    the move was added (entries outlive the gates' records, see journal.ts) and the shard after it was deleted,
- *    so the value was counted nowhere: put it in.
- */
-function sumOf(key: string, view: CounterView): bigint | null {
-  let found = view.base !== null
-  const total = new ExactSum()
-  total.add(key, key, view.base)
-  let moves = view.journal.size > 0
-  for (const shard of view.shards) {
-    if (shard.value !== null) found = true
-    total.add(key, shard.data, shard.value)
-    if (shard.gate.moved !== undefined) moves = true
-  }
-  let sum = total.value()
-  // The steady state: no drain recorded anywhere, nothing to correct.
-  if (!moves) return found ? sum : null
-  const gates = new Map<string, GateState>()
-  for (const shard of view.shards) gates.set(shard.id, shard.gate)
-  for (const [field, entry] of view.journal) {
-    const cut = field.lastIndexOf(':')
-    const gate = gates.get(field.slice(0, cut))
-    if (gate === undefined) continue
-    const seq = Number(field.slice(cut + 1))
-    if (seq > gate.seq || (seq === gate.seq && gate.state === 'sealed')) sum -= entry.amount
-  }
-  for (const [id, gate] of gates) {
-    if (gate.moved !== undefined && !view.journal.has(`${id}:${gate.moved.seq}`)) sum += gate.moved.amount
-  }
-  return found ? sum : null
-}
-
-// Per layout, built once: the MGET arguments (each shard, then its gate) and the shards' journal ids.
+// Per layout, built once: the snapshot read's MGET arguments, the read with gates' (each shard, then its gate),
+// and the shards' journal ids.
+const snapshotKeyCache = new WeakMap<SplitLayout, readonly string[]>()
 const mgetKeyCache = new WeakMap<SplitLayout, readonly string[]>()
 const idCache = new WeakMap<SplitLayout, readonly string[]>()
+
+// Base key, journal, routes, then every shard of every layout: positions 1 and 2 are not part of the sum.
+function snapshotKeys(ctx: SplitContext, key: string, layouts: readonly SplitLayout[]): readonly string[] {
+  const single = layouts.length === 1 ? layouts[0]! : undefined
+  let keys = single === undefined ? undefined : snapshotKeyCache.get(single)
+  if (keys === undefined) {
+    const built = [key, ctx.names.splitJournalKey(key), ctx.names.splitRoutesKey(key)]
+    for (const layout of layouts) for (const shard of layout.shards) built.push(shard.data)
+    if (single !== undefined) snapshotKeyCache.set(single, built)
+    keys = built
+  }
+  return keys
+}
 
 function mgetKeys(layout: SplitLayout): readonly string[] {
   let keys = mgetKeyCache.get(layout)
@@ -196,31 +197,4 @@ function shardIds(layout: SplitLayout): readonly string[] {
     idCache.set(layout, ids)
   }
   return ids
-}
-
-/**
- * A sum of decimal integer replies, exact at any size. Every read of a split counter adds up the base key and
- * each shard; replies of up to 15 digits are added as Numbers while the sum stays a safe integer, because a
- * BigInt made from a string cost more than the rest of the read's own work.
- */
-class ExactSum {
-  #small = 0
-  #big = 0n
-
-  add(key: string, name: string, value: string | null): void {
-    if (value === null) return
-    if (!INTEGER.test(value)) throw new NotAnIntegerError(key, name)
-    if (value.length <= 15) {
-      const next = this.#small + Number(value)
-      if (Number.isSafeInteger(next)) {
-        this.#small = next
-        return
-      }
-    }
-    this.#big += BigInt(value)
-  }
-
-  value(): bigint {
-    return this.#big + BigInt(this.#small)
-  }
 }

@@ -1,8 +1,10 @@
 import type { SplitContext } from './context.js'
 import { LeaseLostError, NotAnIntegerError, ShardTypeError, throwScriptFailure } from './errors.js'
 import { call, script } from './fan-out.js'
+import { finishMove } from './journal.js'
 import type { SplitLayout, SplitShard } from './layout.js'
 import type { Lease } from './lease.js'
+import { addRoute } from './routes.js'
 
 /** What draining one shard did. */
 export interface DrainOutcome {
@@ -37,7 +39,8 @@ const INTEGER = /^-?\d+$/
  *    by shard and seq); a set's or sorted set's members are copied in, except members written or removed on the
  *    base key since the fold began (mergeMembers-3.lua).
  * 3. finish (finishShard-2.lua): the shard is deleted; its gate reopens (`final` 'open', a rebalance) or stays
- *    closed pointing at `target` (`final` 'merged', a fold or reshard).
+ *    closed pointing at `target` (`final` 'merged', a fold or reshard). A counter's journal entry is then marked
+ *    finished, and a route to another layout is renewed to outlast the closed gate (routes.ts).
  *
  * Copies ('hash') hold nothing the base key lacks, since every copy write also writes the base key: they are
  * only deleted.
@@ -52,6 +55,7 @@ export async function drainShard(
   options: DrainOptions = {},
 ): Promise<DrainOutcome> {
   const key = layout.key
+  await addRoute(ctx, key, layout.n, target)
   const sealed = (await ctx.fanOut.one(script('sealShard', [shard.data, shard.gate], target))) as [
     string,
     number,
@@ -62,11 +66,13 @@ export async function drainShard(
   if (state === 'merged') return { drained: false, kind, moved: 0n, merged: 0 }
   let moved = 0n
   let merged = 0
+  const field = `${layout.n}:${shard.index}:${seq}`
+  let journalled = false
   if (kind === 'string') {
     if (value === null || !INTEGER.test(value)) throw new NotAnIntegerError(key, shard.data)
     const amount = BigInt(value)
     if (amount !== 0n) {
-      const field = `${layout.n}:${shard.index}:${seq}`
+      journalled = true
       const keys = [key, ctx.names.splitJournalKey(key)]
       const reply = await ctx.fanOut.one(script('applyCounterMove', keys, field, value, ctx.clock.now()))
       throwScriptFailure('applyCounterMove', reply, { key, physicalKey: key })
@@ -79,9 +85,12 @@ export async function drainShard(
   }
   lease.assertHeld()
   const amount = kind === 'string' ? (value as string) : ''
-  await ctx.fanOut.one(
+  const finished = await ctx.fanOut.one(
     script('finishShard', [shard.data, shard.gate], seq, final, ctx.settings.sealTtlMs, amount),
   )
+  // Whoever finished the shard marks the entry; if that agent died first, the journal collector does.
+  if (finished === 1 && journalled) await finishMove(ctx, key, field)
+  if (final === 'merged') await addRoute(ctx, key, layout.n, target)
   return { drained: true, kind, moved, merged }
 }
 

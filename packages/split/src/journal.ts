@@ -5,15 +5,19 @@ import { call, script } from './fan-out.js'
 export interface JournalEntry {
   readonly amount: bigint
   readonly appliedAt: number
+  /** When the drain deleted the shard (or the collector found it deleted); undefined until then. */
+  readonly finishedAt: number | undefined
   /** When the collector cleared the gate's record of the move; undefined until then. */
   readonly clearedAt: number | undefined
 }
 
 const EMPTY: ReadonlyMap<string, JournalEntry> = new Map()
+// An entry with only its value and time applied: the drain has not (yet) deleted the shard.
+const UNFINISHED = /=-?\d+,\d+(?:;|$)/
 
 /**
- * Parses a journal string (';<field>=<value>,<applied at>[,<cleared at>]' per entry): entries by field
- * `<splitFactor>:<index>:<seq>`. Every counter read parses it, so it is split by hand rather than by a regex.
+ * Parses a journal string (';<field>=<value>,<applied at>[,<finished at>[,<cleared at>]]' per entry): entries by
+ * field `<splitFactor>:<index>:<seq>`. Split by hand rather than by a regex: counter reads parse it.
  */
 export function parseJournal(text: string | null): ReadonlyMap<string, JournalEntry> {
   if (text === null || text === '') return EMPTY
@@ -21,14 +25,27 @@ export function parseJournal(text: string | null): ReadonlyMap<string, JournalEn
   for (const entry of text.split(';')) {
     const equals = entry.indexOf('=')
     if (equals < 0) continue
-    const [amount, appliedAt, clearedAt] = entry.slice(equals + 1).split(',')
+    const [amount, appliedAt, finishedAt, clearedAt] = entry.slice(equals + 1).split(',')
     entries.set(entry.slice(0, equals), {
       amount: BigInt(amount!),
       appliedAt: Number(appliedAt),
+      finishedAt: finishedAt === undefined ? undefined : Number(finishedAt),
       clearedAt: clearedAt === undefined ? undefined : Number(clearedAt),
     })
   }
   return entries
+}
+
+/** Whether a journal string holds a move whose shard may still hold the value (its drain not finished). */
+export function hasUnfinishedMove(text: string | null): boolean {
+  return text !== null && UNFINISHED.test(text)
+}
+
+/** Records that the drain of `field` deleted its shard: readers of a snapshot need no gate for it any more. */
+export async function finishMove(ctx: SplitContext, key: string, field: string): Promise<void> {
+  await ctx.fanOut.one(
+    script('editJournal', [ctx.names.splitJournalKey(key)], 'finish', ctx.clock.now(), field),
+  )
 }
 
 /**

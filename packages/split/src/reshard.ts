@@ -4,6 +4,7 @@ import { FoldTimeoutError } from './errors.js'
 import { call, script } from './fan-out.js'
 import { collectJournal } from './journal.js'
 import { Lease } from './lease.js'
+import { addRoute } from './routes.js'
 import { assertSplitFactor } from './split-factor.js'
 
 /** What a fold or reshard did. */
@@ -58,8 +59,9 @@ export async function activate(
  * 2. open layout `to`;
  * 3. take the key's fold lease, waiting for another agent's fold of the key to end. While it exists, writes on
  *    the base key through the splitter record the members they touch (baseWrite-3.lua);
- * 4. close every gate of `from` (seal): from here on no write lands in `from`; writers still using it are sent
- *    to `to`, and readers still using it follow the gates to `to`. This process's writes now go to `to`;
+ * 4. record the route from `from` to `to` (routes.ts), then close every gate of `from` (seal): from here on no
+ *    write lands in `from`; writers still using it are sent to `to`, and readers still using it follow the gates
+ *    to `to`. This process's writes now go to `to`;
  * 5. drain every shard of `from` into the base key (drainShard), in parallel, and pass over them again until a
  *    pass finds all of them drained and empty;
  * 6. end the fold: lease and touched set deleted together.
@@ -103,6 +105,7 @@ export async function reshard(
         call('zadd', names.splitFoldedKey, ctx.clock.now() + settings.foldedRecheckMs, `${from}:${key}`),
       )
       const layout = ctx.layouts.get(key, from)
+      await addRoute(ctx, key, from, to)
       await ctx.fanOut.all(layout.shards.map((shard) => script('sealShard', [shard.data, shard.gate], to)))
       transition.close()
       let drained = 0

@@ -19,6 +19,7 @@ const SCRIPT_KEYS = {
   leaseRelease: 1,
   endFold: 2,
   editJournal: 1,
+  addRoute: 1,
 } as const
 
 /** A script of this package, by its file's camel name. */

@@ -1,40 +1,41 @@
 import { ManualClock } from '@heatsink/sketch'
+import type { Redis } from 'ioredis'
 import { expect, it } from 'vitest'
 import { createContext } from '../src/context.js'
 import { script } from '../src/fan-out.js'
 import { decodeGate } from '../src/gate.js'
-import { collectJournal, parseJournal } from '../src/journal.js'
+import { collectJournal, finishMove, parseJournal } from '../src/journal.js'
 import { Lease } from '../src/lease.js'
-import { describeTargets } from './support/targets.js'
+import { describeTargets, type SplitTarget } from './support/targets.js'
 
 // Each shard i of 8 holds 10 * (i + 1): 360 in all, over a base of 1000.
 const TOTAL = '1360'
 
-describeTargets('counter drain steps', (target) => {
-  async function setUp() {
-    const t = target()
-    const key = `${t.namespace}:hits`
-    const plain = await t.client()
-    const splitter = await t.splitter('reader')
-    await plain.set(key, '1000')
-    const layout = splitter.layout(key, 8)
-    for (const shard of layout.shards) await plain.set(shard.data, String(10 * (shard.index + 1)))
-    // The steps of one drain, driven by hand as an agent that dies part way would leave them.
-    const ctx = createContext({ redis: await t.client(), names: t.names, agentId: 'crashing' })
-    const lease = (await Lease.tryAcquire(ctx, t.names.splitLeaseKey(key), 10_000))!
-    const shard = layout.shards[0]!
-    const journalKey = t.names.splitJournalKey(key)
-    const steps = {
-      seal: () => ctx.fanOut.one(script('sealShard', [shard.data, shard.gate], 1)),
-      apply: () => ctx.fanOut.one(script('applyCounterMove', [key, journalKey], '8:0:1', '10', Date.now())),
-      finish: () =>
-        ctx.fanOut.one(script('finishShard', [shard.data, shard.gate], 1, 'merged', 60_000, '10')),
-    }
-    return { t, key, plain, splitter, shard, lease, steps, journalKey }
+// One counter split 8 ways, and the steps of one drain of its shard 0, driven by hand as an agent that dies part
+// way would leave them.
+async function setUp(t: SplitTarget) {
+  const key = `${t.namespace}:hits`
+  const plain = await t.client()
+  const splitter = await t.splitter('reader')
+  await plain.set(key, '1000')
+  const layout = splitter.layout(key, 8)
+  for (const shard of layout.shards) await plain.set(shard.data, String(10 * (shard.index + 1)))
+  const ctx = createContext({ redis: await t.client(), names: t.names, agentId: 'crashing' })
+  const lease = (await Lease.tryAcquire(ctx, t.names.splitLeaseKey(key), 10_000))!
+  const shard = layout.shards[0]!
+  const journalKey = t.names.splitJournalKey(key)
+  const steps = {
+    seal: () => ctx.fanOut.one(script('sealShard', [shard.data, shard.gate], 1)),
+    apply: () => ctx.fanOut.one(script('applyCounterMove', [key, journalKey], '8:0:1', '10', Date.now())),
+    finish: () => ctx.fanOut.one(script('finishShard', [shard.data, shard.gate], 1, 'merged', 60_000, '10')),
+    markFinished: () => finishMove(ctx, key, '8:0:1'),
   }
+  return { t, key, plain, splitter, shard, lease, steps, journalKey }
+}
 
+describeTargets('counter drain steps', (target) => {
   it('reads the same sum at every step of a drain', async () => {
-    const { key, splitter, lease, steps } = await setUp()
+    const { key, plain, splitter, lease, steps, journalKey } = await setUp(target())
     expect(await splitter.get(key, 8)).toBe(TOTAL)
     await steps.seal()
     expect(await splitter.get(key, 8)).toBe(TOTAL)
@@ -43,33 +44,14 @@ describeTargets('counter drain steps', (target) => {
     expect(await splitter.get(key, 8)).toBe(TOTAL)
     await steps.finish()
     expect(await splitter.get(key, 8)).toBe(TOTAL)
-    await lease.release()
-  })
-
-  it('reads the same sum when its shard read came before the seal and its base read after the move', async () => {
-    const { key, plain, splitter, shard, lease, steps } = await setUp()
-    await steps.seal()
-    await steps.apply()
-    // What a read sees when its shard read came before the seal: the gate as it was then, the value still there.
-    await plain.del(shard.gate)
-    expect(await splitter.get(key, 8)).toBe(TOTAL)
-    await lease.release()
-  })
-
-  it('reads the same sum when its base read came before the move and its shard read after the shard was deleted', async () => {
-    const { key, plain, splitter, lease, steps, journalKey } = await setUp()
-    await steps.seal()
-    await steps.apply()
-    await steps.finish()
-    // What a read sees when its base read came first: no journal entry, the base key without the 10.
-    await plain.del(journalKey)
-    await plain.decrby(key, 10)
+    await steps.markFinished()
+    expect(parseJournal(await plain.get(journalKey)).get('8:0:1')?.finishedAt).toBeGreaterThan(0)
     expect(await splitter.get(key, 8)).toBe(TOTAL)
     await lease.release()
   })
 
   it('resumes a drain whose agent died after moving the value and before deleting the shard, without doubling it', async () => {
-    const { key, plain, splitter, lease, steps } = await setUp()
+    const { key, plain, splitter, lease, steps } = await setUp(target())
     await steps.seal()
     await steps.apply()
     // The agent dies: its lease expires (here: released), the shard stays sealed, the move is journalled.
@@ -138,3 +120,75 @@ describeTargets('counter drain steps', (target) => {
     expect(await plain.get(key)).toBe('64')
   })
 })
+
+// Only a Cluster reads base key and shards at different moments (on different nodes): a standalone Redis reads
+// them in one MGET, one snapshot, in which neither of these states can appear.
+describeTargets(
+  'counter reads straddling a drain',
+  (target) => {
+    it('reads the same sum when its shard read came before the seal and its base read after the move', async () => {
+      const { key, plain, splitter, shard, lease, steps } = await setUp(target())
+      await steps.seal()
+      await steps.apply()
+      // What a read sees when its shard read came before the seal: the gate as it was then, the value still there.
+      await plain.del(shard.gate)
+      expect(await splitter.get(key, 8)).toBe(TOTAL)
+      await lease.release()
+    })
+
+    it('reads the same sum when its base read came before the move and its shard read after the shard was deleted', async () => {
+      const { key, plain, splitter, lease, steps, journalKey } = await setUp(target())
+      await steps.seal()
+      await steps.apply()
+      await steps.finish()
+      // What a read sees when its base read came first: no journal entry, the base key without the 10.
+      await plain.del(journalKey)
+      await plain.decrby(key, 10)
+      expect(await splitter.get(key, 8)).toBe(TOTAL)
+      await lease.release()
+    })
+  },
+  ['cluster'],
+)
+
+// On a standalone Redis a counter read is one MGET: the gates come into it only while a drain is unfinished.
+describeTargets(
+  'counter snapshot reads',
+  (target) => {
+    it('reads a counter with no drain under way in one MGET of base key, journal, routes and shards, no gate', async () => {
+      const { t, key, plain, splitter, shard, lease, steps } = await setUp(target())
+      const monitor = await (t.client() as Promise<Redis>).then((client) => client.monitor())
+      const seen: string[][] = []
+      monitor.on('monitor', (_time: string, args: string[]) => seen.push(args))
+      // The MGETs one read sent: MONITOR lists commands in order, so once an ECHO sent after the read shows up,
+      // every command of the read has.
+      const mgetsOfOneRead = async () => {
+        const marker = `${key}:read-${seen.length}`
+        expect(await splitter.get(key, 8)).toBe(TOTAL)
+        await plain.echo(marker)
+        await expect.poll(() => seen.some((args) => args[1] === marker)).toBe(true)
+        const read = seen.splice(0).filter((args) => args[0]?.toLowerCase() === 'mget' && args[1] === key)
+        return read.map((args) => args.slice(1))
+      }
+      const steady = await mgetsOfOneRead()
+      expect(steady).toHaveLength(1)
+      expect(steady[0]).toHaveLength(11)
+      expect(steady[0]).toContain(shard.data)
+      expect(steady[0]).not.toContain(shard.gate)
+      await steps.seal()
+      await steps.apply()
+      await steps.finish()
+      // The move is in the base key and the shard gone, but the journal does not say so yet: the gates decide.
+      const unfinished = await mgetsOfOneRead()
+      expect(unfinished).toHaveLength(2)
+      expect(unfinished[1]).toContain(shard.gate)
+      await steps.markFinished()
+      const finished = await mgetsOfOneRead()
+      expect(finished).toHaveLength(1)
+      expect(finished[0]).not.toContain(shard.gate)
+      monitor.disconnect()
+      await lease.release()
+    })
+  },
+  ['redis'],
+)

@@ -56,6 +56,20 @@ describeTargets('reshard', (target) => {
     expect(await plain.get(key)).toBe(String(100 + acknowledged))
   }, 60_000)
 
+  it('has a reader that has not heard of a finished reshard follow it to the new layout', async () => {
+    const t = target()
+    const key = `${t.namespace}:followed`
+    const [resharder, lagging] = await t.splitters(['a', 'b'])
+    for (let i = 0; i < 40; i++) await resharder.add(key, 4, 1)
+    await resharder.reshard(key, 4, 8)
+    for (let i = 0; i < 40; i++) await resharder.add(key, 8, 1)
+    const plain = await t.client()
+    expect(Number(await plain.get(key))).toBe(40)
+    expect(await resharder.get(key, 8)).toBe('80')
+    // Layout 4 is empty and its closed gates point at layout 8, which the lagging reader did not know to read.
+    expect(await lagging.get(key, 4)).toBe('80')
+  })
+
   it('moves a set from 8 shards to 2 under adds and removes on both layouts', async () => {
     const t = target()
     const key = `${t.namespace}:set`

@@ -26,10 +26,15 @@ export interface SplitTarget {
 
 /**
  * Runs `suite` once against the standalone test Redis and once against a Redis Cluster of three masters that
- * the file starts (and stops in afterAll). Each test gets a fresh namespace and fresh clients.
+ * the file starts (and stops in afterAll), or only against the `kinds` given. Each test gets a fresh namespace
+ * and fresh clients.
  */
-export function describeTargets(title: string, suite: (target: () => SplitTarget) => void): void {
-  describe.each(['redis', 'cluster'] as const)(`${title} (%s)`, (kind) => {
+export function describeTargets(
+  title: string,
+  suite: (target: () => SplitTarget) => void,
+  kinds: ReadonlyArray<SplitTarget['kind']> = ['redis', 'cluster'],
+): void {
+  describe.each(kinds)(`${title} (%s)`, (kind) => {
     let servers: RedisCluster | undefined
     let redis: TestRedis | undefined
     let current: SplitTarget | undefined
