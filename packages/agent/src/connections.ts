@@ -1,3 +1,4 @@
+import { keepSocketErrorsHandled } from '@heatsink/protocol'
 import type { Cluster, Redis, RedisOptions } from 'ioredis'
 import type { AgentLogger } from './options.js'
 
@@ -51,6 +52,7 @@ export class OwnedConnections {
   /** Registers a connection the agent created and logs its errors (an unlistened 'error' would be printed). */
   add<T extends Redis | Cluster>(connection: T, role: string): T {
     this.#connections.add(connection)
+    keepSocketErrorsHandled(connection)
     connection.on('error', (error: Error) => {
       this.lastError = error
       this.#log.debug({ role, error: error.message }, 'connection error')

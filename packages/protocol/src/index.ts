@@ -87,4 +87,5 @@ export {
 } from './report.js'
 export { sameSlotTag, slotTag } from './slot-tag.js'
 export { RegistrySnapshot, type RegistrySnapshotInput } from './snapshot.js'
+export { keepSocketErrorsHandled } from './socket-errors.js'
 export { WIRE_VERSION } from './version.js'

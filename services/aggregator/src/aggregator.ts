@@ -1,4 +1,4 @@
-import { createNames, type HeatsinkNames } from '@heatsink/protocol'
+import { createNames, type HeatsinkNames, keepSocketErrorsHandled } from '@heatsink/protocol'
 import { Redis } from 'ioredis'
 import { type Logger, pino } from 'pino'
 import { type Clock, systemClock } from './clock.js'
@@ -88,12 +88,14 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
     (config.databaseUrl === null
       ? createPgliteDatabase(config.dataDir)
       : createPgDatabase(config.databaseUrl, { ...options.database, log }))
-  const redis = new Redis(config.redisUrl, {
-    lazyConnect: true,
-    // Fail a command after a couple of reconnect attempts rather than hold an API request for a long outage.
-    maxRetriesPerRequest: 2,
-    connectionName: `heatsink-aggregator:${config.replicaId}`,
-  })
+  const redis = keepSocketErrorsHandled(
+    new Redis(config.redisUrl, {
+      lazyConnect: true,
+      // Fail a command after a couple of reconnect attempts rather than hold an API request for a long outage.
+      maxRetriesPerRequest: 2,
+      connectionName: `heatsink-aggregator:${config.replicaId}`,
+    }),
+  )
 
   const publisher = new RegistryPublisher(db, {
     redis,

@@ -1,6 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net'
 import type { ConnectionOptions } from 'node:tls'
 import { type Agent, type AgentOptions, createAgent } from '@heatsink/agent'
+import { keepSocketErrorsHandled } from '@heatsink/protocol'
 import { Cluster, Redis } from 'ioredis'
 import { type BackendAddress, parseBackendUrl } from './backend/backend-address.js'
 import { BackendPool } from './backend/backend-pool.js'
@@ -70,7 +71,7 @@ export class RespProxy {
       this.#agentClient = cluster
       this.#cluster = new ClusterBackend(cluster, address, options.sharedConnections ?? 4, onLatency)
     } else if (options.backendTls !== undefined) {
-      this.#agentClient = new Redis(options.backend, { tls: options.backendTls })
+      this.#agentClient = keepSocketErrorsHandled(new Redis(options.backend, { tls: options.backendTls }))
     }
     this.agent = createAgent({
       ...options.heatsink,
@@ -173,9 +174,11 @@ export async function createProxy(options: ProxyOptions): Promise<{ proxy: RespP
 }
 
 function clusterClient(address: BackendAddress): Cluster {
-  return new Cluster([{ host: address.host, port: address.port }], {
-    redisOptions: { username: address.username, password: address.password, tls: address.tls },
-  })
+  return keepSocketErrorsHandled(
+    new Cluster([{ host: address.host, port: address.port }], {
+      redisOptions: { username: address.username, password: address.password, tls: address.tls },
+    }),
+  )
 }
 
 // A Cluster client once its slot table is loaded; rejects after 10 s (a seed node that is down or not a cluster).

@@ -1,3 +1,4 @@
+import { keepSocketErrorsHandled } from '@heatsink/protocol'
 import { type ClusterNode, type ClusterOptions, type Command, Cluster as IOCluster } from 'ioredis'
 import type { Agent } from '../agent.js'
 import { carryRoute, type RoutableCommand } from './carry-route.js'
@@ -24,6 +25,7 @@ export class Cluster extends IOCluster {
 
   constructor(startupNodes: ClusterNode[], options: HeatsinkClusterOptions = {}) {
     super(startupNodes, options)
+    keepSocketErrorsHandled(this)
     const heatsink = (this.options as HeatsinkClusterOptions).heatsink
     const nodes = startupNodes.map((node) =>
       typeof node === 'object' ? `${node.host}:${node.port}` : String(node),
@@ -34,11 +36,16 @@ export class Cluster extends IOCluster {
         heatsink === false
           ? undefined
           : attachAgent(this, `cluster:${nodes.sort().join(',')}`, heatsink ?? {}, () => {
-              return new IOCluster(startupNodes, {
-                ...ownConnectionOptions(this.options),
-                lazyConnect: false,
-                redisOptions: { ...this.options.redisOptions, connectionName: dataConnectionName(heatsink) },
-              })
+              return keepSocketErrorsHandled(
+                new IOCluster(startupNodes, {
+                  ...ownConnectionOptions(this.options),
+                  lazyConnect: false,
+                  redisOptions: {
+                    ...this.options.redisOptions,
+                    connectionName: dataConnectionName(heatsink),
+                  },
+                }),
+              )
             })
     } catch (error) {
       // Bad Heatsink options: the connection ioredis opened must not outlive the failed constructor.

@@ -1,3 +1,4 @@
+import { keepSocketErrorsHandled } from '@heatsink/protocol'
 import { type Command, Redis as IORedis, type RedisOptions } from 'ioredis'
 import type { Agent } from '../agent.js'
 import { carryRoute, type RoutableCommand } from './carry-route.js'
@@ -24,6 +25,7 @@ export class Redis extends IORedis {
 
   constructor(...args: unknown[]) {
     super(...(args as []))
+    keepSocketErrorsHandled(this)
     const options = this.options as HeatsinkRedisOptions
     const heatsink = options.heatsink
     const db = options.db ?? 0
@@ -34,11 +36,13 @@ export class Redis extends IORedis {
         heatsink === false
           ? undefined
           : attachAgent(this, `${where}/${db}/${options.username ?? ''}`, heatsink ?? {}, () => {
-              return new IORedis({
-                ...ownConnectionOptions(options),
-                lazyConnect: false,
-                connectionName: dataConnectionName(heatsink),
-              })
+              return keepSocketErrorsHandled(
+                new IORedis({
+                  ...ownConnectionOptions(options),
+                  lazyConnect: false,
+                  connectionName: dataConnectionName(heatsink),
+                }),
+              )
             })
     } catch (error) {
       // Bad Heatsink options: the connection ioredis opened must not outlive the failed constructor.

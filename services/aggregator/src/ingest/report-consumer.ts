@@ -1,4 +1,9 @@
-import { type HeatsinkNames, safeDecodeReport, type WindowReport } from '@heatsink/protocol'
+import {
+  type HeatsinkNames,
+  keepSocketErrorsHandled,
+  safeDecodeReport,
+  type WindowReport,
+} from '@heatsink/protocol'
 import type { Cluster, Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { ensureConsumerGroup, isMissingGroup } from './consumer-group.js'
@@ -78,7 +83,7 @@ export class ReportConsumer {
     for (const stream of names.reportStreams) await ensureConsumerGroup(redis, stream, names.consumerGroup)
     this.#running = true
     for (const stream of names.reportStreams) {
-      const reader = redis.duplicate()
+      const reader = keepSocketErrorsHandled(redis.duplicate())
       const progress = new ReadProgress(stream)
       this.#readers.push(reader)
       this.#progress.push(progress)
