@@ -61,8 +61,10 @@ export async function drainShard(
     number,
     string,
     string | null,
+    number | undefined,
   ]
-  const [state, seq, kind, value] = sealed
+  // A drain under way (resumed here) keeps the target it sealed the gate with.
+  const [state, seq, kind, value, closedTo = target] = sealed
   if (state === 'merged') return { drained: false, kind, moved: 0n, merged: 0 }
   let moved = 0n
   let merged = 0
@@ -90,7 +92,7 @@ export async function drainShard(
   )
   // Whoever finished the shard marks the entry; if that agent died first, the journal collector does.
   if (finished === 1 && journalled) await finishMove(ctx, key, field)
-  if (final === 'merged') await addRoute(ctx, key, layout.n, target)
+  if (final === 'merged') await addRoute(ctx, key, layout.n, closedTo)
   return { drained: true, kind, moved, merged }
 }
 

@@ -7,10 +7,11 @@ KEYS[2]  the shard's gate, a string "state:target:seq:moved": state '' (open), '
          seq, the number of drains so far; moved, '<seq>/<value>' of the last finished counter drain, or ''
 ARGV[1]  the split factor writes go to while the shard is closed (1: the base key)
 
-Returns  {state, seq, type, value}:
+Returns  {state, seq, type, value, target}:
          state 'merged' when the shard was already drained and holds nothing (nothing to do);
          otherwise 'sealed', with `seq` the drain's sequence number (a new one, or the one of a drain already
-         under way, which the caller then finishes), the Redis type of the shard, and for a string its value.
+         under way, which the caller then finishes), the Redis type of the shard, for a string its value, and
+         the split factor the closed gate sends writes to (ARGV[1], or the one a drain under way sealed it with).
 
 The gate's seq only grows, so a counter move added to the base key can always be matched with the shard state a
 reader saw (see applyCounterMove-2.lua). The gate loses any expiry while sealed.
@@ -22,8 +23,9 @@ local kind = redis.call('TYPE', KEYS[1])['ok']
 if state == 'merged' and kind == 'none' then return {'merged', seq, kind, false} end
 if state ~= 'sealed' then
   seq = seq + 1
-  redis.call('SET', KEYS[2], 'sealed:' .. ARGV[1] .. ':' .. seq .. ':' .. moved)
+  target = ARGV[1]
+  redis.call('SET', KEYS[2], 'sealed:' .. target .. ':' .. seq .. ':' .. moved)
 end
 local value = false
 if kind == 'string' then value = redis.call('GET', KEYS[1]) end
-return {'sealed', seq, kind, value}
+return {'sealed', seq, kind, value, tonumber(target) or 1}
