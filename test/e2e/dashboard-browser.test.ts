@@ -75,9 +75,11 @@ describe('the dashboard in a real browser', () => {
   })
 
   it('shows a key made hot by real traffic, charts it, promotes and demotes from the page, and reports a wrong token', async () => {
-    // A key warming up: 700 req/s, above half the threshold and below it, so charted but never promoted.
+    // A key warming up: 600 req/s, above half the threshold and below it, so charted but never promoted. Not
+    // nearer the threshold: an agent whose window closes late under load counts the extra time in it (at 700 req/s
+    // the key was promoted in CI).
     const warm = `${redis().namespace}:product:trending`
-    for (const agent of agents) stops.push(drive(agent, 350, () => warm))
+    for (const agent of agents) stops.push(drive(agent, 300, () => warm))
     await page.goto(`${aggregator.url()}/`)
     await page.getByTestId('connection').getByText('live').waitFor({ timeout: 5000 })
 

@@ -1,6 +1,5 @@
 // Reads missed while the machine stalled are made up for at most this far back: a rate kept without any limit
-// turns a long stall into a burst, and a key meant to stay warming (700/s against a hot threshold of 1,000) was
-// promoted under CI load when one window got a second's stalled reads on top of its own.
+// turns a long stall into a burst, which can lift a key a test keeps below the hot threshold above it.
 const MAX_CATCH_UP_MS = 250
 
 /**
