@@ -53,6 +53,7 @@ export {
   createNames,
   DEFAULT_NAMESPACE,
   DEFAULT_REPORT_SHARDS,
+  HEATSINK_NAME_PARTS,
   type HeatsinkNames,
   MAX_REPORT_SHARDS,
 } from './names.js'

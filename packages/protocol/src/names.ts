@@ -136,6 +136,45 @@ export function createNames(
   })
 }
 
+/**
+ * What every name Heatsink builds under `<namespace>:` continues with: `families` start a whole family of names
+ * (report streams, leases, counters, split shards...), `single` are names of their own (channels, leases of one
+ * worker). Kept beside createNames so that a new name is listed where it is made (names.test.ts checks that each
+ * is covered); `filled` is the stampede guard's channel. A front door refuses its clients every such name, and no
+ * other: an application's own `<namespace>:user:1` stays its own.
+ */
+export const HEATSINK_NAME_PARTS: {
+  readonly families: readonly string[]
+  readonly single: readonly string[]
+} = Object.freeze({
+  families: [
+    'reports:',
+    'lease:',
+    'w:{',
+    'stats:',
+    'sketch:',
+    'registry:',
+    'tuning:',
+    'split:{',
+    'split-lease:',
+    'split-journal:',
+    'split-routes:',
+    'split-touched:',
+    'split-stamp:',
+  ],
+  single: [
+    'registry',
+    'invalidate',
+    'tuning',
+    'agents',
+    'aggregators',
+    'filled',
+    'split-reconciler',
+    'split-folded',
+    'metrics-reporter',
+  ],
+})
+
 // The role (d: data, g: gate) follows the position, so no key can make one shard's name equal another's.
 function splitShardPrefix(namespace: string, splitFactor: number, index: number, tag: string): string {
   if (!Number.isInteger(splitFactor) || splitFactor < 2) {

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { createNames, InvalidNamespaceError, redisClusterSlot, slotTag } from '../src/index.js'
+import {
+  createNames,
+  HEATSINK_NAME_PARTS,
+  InvalidNamespaceError,
+  redisClusterSlot,
+  slotTag,
+} from '../src/index.js'
 
 function allNames(names: ReturnType<typeof createNames>): string[] {
   return [
@@ -16,7 +22,33 @@ function allNames(names: ReturnType<typeof createNames>): string[] {
   ]
 }
 
+// Sample arguments for each name builder, by its arity: a key; a window and shard; a split layout.
+const SAMPLE_ARGS: Record<number, unknown[]> = {
+  1: ['product:1'],
+  2: [60_000, 3],
+  4: ['product:1', 2, 1, 'a'],
+}
+
 describe('createNames', () => {
+  it('lists every name it builds in HEATSINK_NAME_PARTS, the names front doors refuse to clients', () => {
+    const names = createNames('ns')
+    const built: string[] = ['ns:filled']
+    for (const [field, value] of Object.entries(names)) {
+      if (field === 'namespace') continue
+      if (typeof value === 'string') built.push(value)
+      else if (Array.isArray(value)) built.push(...value)
+      else built.push((value as (...args: unknown[]) => string)(...(SAMPLE_ARGS[value.length] ?? [])))
+    }
+    expect(built.length).toBeGreaterThan(25)
+    for (const name of built) {
+      const rest = name.slice('ns:'.length)
+      const covered =
+        HEATSINK_NAME_PARTS.single.includes(rest) ||
+        HEATSINK_NAME_PARTS.families.some((f) => rest.startsWith(f))
+      expect(covered, name).toBe(true)
+    }
+  })
+
   it('builds the documented names under the default namespace', () => {
     const names = createNames()
     expect(names.namespace).toBe('heatsink')

@@ -1,12 +1,13 @@
 import { createServer, type Server, type Socket } from 'node:net'
 import type { ConnectionOptions } from 'node:tls'
 import { type Agent, type AgentOptions, createAgent } from '@heatsink/agent'
-import { keepSocketErrorsHandled } from '@heatsink/protocol'
+import { DEFAULT_NAMESPACE, keepSocketErrorsHandled } from '@heatsink/protocol'
 import { Cluster, Redis } from 'ioredis'
 import { type BackendAddress, parseBackendUrl } from './backend/backend-address.js'
 import { BackendPool } from './backend/backend-pool.js'
 import { ClientSession, type SessionContext } from './client/client-session.js'
 import { ProxyUsers } from './client/proxy-users.js'
+import { ReservedNames } from './client/reserved-names.js'
 import { ClusterBackend } from './cluster/cluster-backend.js'
 import { ProxyStats } from './proxy-stats.js'
 import { adoptReading } from './shared-read-buffer.js'
@@ -82,6 +83,7 @@ export class RespProxy {
       pool: this.#pool,
       cluster: this.#cluster,
       users: new ProxyUsers(options.passwords ?? new Map()),
+      reserved: new ReservedNames(options.heatsink?.namespace ?? DEFAULT_NAMESPACE),
       backendDb: address.db,
       outputLimitBytes: options.clientOutputLimitBytes ?? 256 * 1024 * 1024,
       stats: this.stats,

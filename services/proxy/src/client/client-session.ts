@@ -16,6 +16,8 @@ import { connectionCommandTiming, runConnectionCommand, type SessionControl } fr
 import { type OutputOwner, OutputQueue, type ReplySlot } from './output-queue.js'
 import type { ProxyUsers } from './proxy-users.js'
 import { NOAUTH, OK } from './redis-replies.js'
+import type { ReservedNames } from './reserved-names.js'
+import { withoutReserved, withoutReservedMessages } from './reserved-replies.js'
 import { asStatus, replyEncoder, SettledSink, settleDeferred } from './routed-sinks.js'
 import { cachedReplyBytes, encodeOnce } from './served-reply.js'
 import { sendShared } from './shared-route.js'
@@ -27,6 +29,8 @@ export interface SessionContext {
   /** Set when the backend is a Redis Cluster: requests go to the master of their keys' slot. */
   readonly cluster: ClusterBackend | undefined
   readonly users: ProxyUsers
+  /** Heatsink's own keys and channels, which clients may not name. */
+  readonly reserved: ReservedNames
   /** The database the backend URL selects: the one the agent's registry and L1 describe. */
   readonly backendDb: number
   readonly outputLimitBytes: number
@@ -189,7 +193,11 @@ export class ClientSession implements SessionControl, OutputOwner, ChunkReceiver
         this.#tunnelSlot?.finish()
         this.#tunnelSlot = undefined
         runConnectionCommand(this, name, request)
-      } else this.#pinned?.writeRaw(request.raw)
+      } else {
+        const refusal = this.#context.reserved.refusal(name, request.args, lookupCommand(name))
+        if (refusal === undefined) this.#pinned?.writeRaw(request.raw)
+        else this.#tunnelSlot?.push(refusal)
+      }
       return
     }
     const timing = connectionCommandTiming(name, request)
@@ -203,6 +211,12 @@ export class ClientSession implements SessionControl, OutputOwner, ChunkReceiver
     }
     const args = request.args
     const spec = lookupCommand(name)
+    const refusal = this.#context.reserved.refusal(name, args, spec)
+    if (refusal !== undefined) {
+      this.reply(refusal)
+      if (this.#state.inMulti) this.#pinned?.send(this.#context.reserved.abortTransaction, DISCARD_REPLY)
+      return
+    }
     if (this.#deferredMulti !== undefined && this.#pinned === undefined && !spec?.transaction) {
       // The transaction's first command names its master: MULTI is sent there first, then the command.
       const multi = this.#deferredMulti
@@ -245,7 +259,8 @@ export class ClientSession implements SessionControl, OutputOwner, ChunkReceiver
         ? undefined
         : this.#context.agent.router.route(name, args, this.#state, false)
     if (route === undefined) {
-      this.#send(spec, name, args, request.raw, this.#output.reserve())
+      const sink = withoutReserved(this.#context.reserved, name, args, this.#output.reserve(), this.#resp3)
+      this.#send(spec, name, args, request.raw, sink)
       if (this.#transactionPin && (name === 'exec' || name === 'discard'))
         this.#whenDrained(() => this.#endTransaction())
       return
@@ -329,7 +344,7 @@ export class ClientSession implements SessionControl, OutputOwner, ChunkReceiver
     this.#tunnel = true
     const slot = this.#output.reserve()
     this.#tunnelSlot = slot
-    pinned.tunnel((chunk) => slot.push(chunk))
+    pinned.tunnel(withoutReservedMessages(this.#context.reserved, (chunk) => slot.push(chunk)))
     pinned.writeRaw(request.raw)
   }
 

@@ -1,0 +1,162 @@
+import type { ReplySink } from '../backend/reply-sink.js'
+import { decodeReply, replyBytes } from '../resp/reply-codec.js'
+import { ReplyScanner } from '../resp/reply-scanner.js'
+import { resp3Bytes } from '../resp/resp3-reply.js'
+import type { ReplySlot } from './output-queue.js'
+import type { ReservedNames } from './reserved-names.js'
+
+/** Where a reply lists names: the list itself (KEYS, PUBSUB CHANNELS), or its second element (SCAN's page). */
+type Listing = 'list' | 'page'
+
+/**
+ * The sink for a request's reply: `slot` itself, unless the reply lists names (KEYS, SCAN, PUBSUB CHANNELS and
+ * SHARDCHANNELS), whose Heatsink names are then left out. On a Cluster the fanned-out replies are merged before
+ * they reach this sink, so one filter covers every master.
+ */
+export function withoutReserved(
+  names: ReservedNames,
+  name: string,
+  args: Buffer[],
+  slot: ReplySlot,
+  resp3: boolean,
+): ReplySink {
+  const listing =
+    name === 'keys' ? 'list' : name === 'scan' ? 'page' : name === 'pubsub' ? channelListing(args) : undefined
+  return listing === undefined ? slot : new ListingFilter(names, listing, slot, resp3)
+}
+
+function channelListing(args: Buffer[]): Listing | undefined {
+  const subcommand = args[0]?.toString('latin1').toLowerCase()
+  return subcommand === 'channels' || subcommand === 'shardchannels' ? 'list' : undefined
+}
+
+// Gathers the reply, drops reserved names from its list, and sends Redis's own bytes when nothing was dropped.
+// A SCAN page may come out shorter or empty, which SCAN's contract allows; its cursor is Redis's.
+class ListingFilter implements ReplySink {
+  readonly #names: ReservedNames
+  readonly #listing: Listing
+  readonly #slot: ReplySlot
+  readonly #resp3: boolean
+  readonly #parts: Buffer[] = []
+
+  constructor(names: ReservedNames, listing: Listing, slot: ReplySlot, resp3: boolean) {
+    this.#names = names
+    this.#listing = listing
+    this.#slot = slot
+    this.#resp3 = resp3
+  }
+
+  data(bytes: Buffer): void {
+    this.#parts.push(bytes)
+  }
+
+  end(): void {
+    const bytes = Buffer.concat(this.#parts)
+    const reply = decodeReply(bytes)
+    const list = this.#listing === 'list' ? reply : Array.isArray(reply) ? reply[1] : undefined
+    if (!Array.isArray(list)) {
+      this.#slot.complete(bytes)
+      return
+    }
+    const kept = list.filter((item) => !(Buffer.isBuffer(item) && this.#names.reserved(item)))
+    if (kept.length === list.length) {
+      this.#slot.complete(bytes)
+      return
+    }
+    const filtered = this.#listing === 'list' ? kept : [(reply as unknown[])[0], kept]
+    this.#slot.complete(this.#resp3 ? resp3Bytes(filtered, 'plain') : replyBytes(filtered))
+  }
+
+  fail(error: Error): void {
+    this.#slot.fail(error)
+  }
+}
+
+/**
+ * Wraps what a subscribed connection relays to its client so that messages on Heatsink's channels (a
+ * `PSUBSCRIBE *` matches them) never reach it. Replies that cannot be messages stream through as they arrive;
+ * arrays and pushes are held until complete, then relayed or dropped whole.
+ */
+export function withoutReservedMessages(
+  names: ReservedNames,
+  relay: (chunk: Buffer) => void,
+): (chunk: Buffer) => void {
+  const scanner = new ReplyScanner()
+  let held: Buffer[] = []
+  // Whether the reply in progress is held (it may be a message) or relayed as it comes.
+  let holding = false
+  return (chunk) => {
+    let start = 0
+    let out = 0
+    while (start < chunk.length) {
+      if (scanner.idle) holding = chunk[start] === ARRAY || chunk[start] === PUSH
+      const end = scanner.scan(chunk, start)
+      if (end === -1) {
+        if (holding) {
+          if (out < start) relay(chunk.subarray(out, start))
+          held.push(chunk.subarray(start))
+          return
+        }
+        break
+      }
+      if (holding) {
+        const reply =
+          held.length === 0 ? chunk.subarray(start, end) : Buffer.concat([...held, chunk.subarray(0, end)])
+        const hidden = isReservedMessage(names, reply)
+        if (held.length > 0) {
+          held = []
+          if (!hidden) relay(reply)
+          out = end
+        } else if (hidden) {
+          if (out < start) relay(chunk.subarray(out, start))
+          out = end
+        }
+      }
+      start = end
+    }
+    if (out < chunk.length) relay(out === 0 ? chunk : chunk.subarray(out))
+  }
+}
+
+const ARRAY = 42
+const PUSH = 62
+const MESSAGE = Buffer.from('message')
+const PMESSAGE = Buffer.from('pmessage')
+const SMESSAGE = Buffer.from('smessage')
+
+// A message (`message`, `smessage`: kind, channel, payload; `pmessage`: kind, pattern, channel, payload) whose
+// channel is reserved. Read from the bytes: only flat arrays of bulk strings are looked into.
+function isReservedMessage(names: ReservedNames, reply: Buffer): boolean {
+  const header = bulkAfterLine(reply, 0)
+  if (header === undefined) return false
+  const kind = reply.subarray(header.start, header.end)
+  let channel: Bulk | undefined
+  if (kind.equals(MESSAGE) || kind.equals(SMESSAGE)) channel = bulkAt(reply, header.next)
+  else if (kind.equals(PMESSAGE)) {
+    const pattern = bulkAt(reply, header.next)
+    channel = pattern === undefined ? undefined : bulkAt(reply, pattern.next)
+  }
+  return channel !== undefined && names.reserved(reply.subarray(channel.start, channel.end))
+}
+
+interface Bulk {
+  start: number
+  end: number
+  next: number
+}
+
+// The first bulk string after the aggregate's header line.
+function bulkAfterLine(reply: Buffer, at: number): Bulk | undefined {
+  const lf = reply.indexOf(10, at)
+  return lf === -1 ? undefined : bulkAt(reply, lf + 1)
+}
+
+function bulkAt(reply: Buffer, at: number): Bulk | undefined {
+  if (reply[at] !== 36) return undefined
+  const cr = reply.indexOf(13, at)
+  if (cr === -1) return undefined
+  const length = Number(reply.toString('latin1', at + 1, cr))
+  if (!Number.isInteger(length) || length < 0) return undefined
+  const start = cr + 2
+  return { start, end: start + length, next: start + length + 2 }
+}
