@@ -5,7 +5,7 @@ import { createNames } from '@heatsink/protocol'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { encodeRequest } from '../src/resp/request-parser.js'
-import { readUntil, usePrivateRedis, waitFor } from './support/proxy-fixture.js'
+import { readUntil, scanAll, usePrivateRedis, waitFor } from './support/proxy-fixture.js'
 import { type ProxyProcess, startProxyProcess } from './support/proxy-process.js'
 
 // Every test asserts what a client of the proxy process sees: Heatsink's own keys and channels are refused or left
@@ -140,13 +140,7 @@ describe("a client of the proxy and Heatsink's own keys", () => {
     expect(listed.filter((key) => hidden.includes(key))).toEqual([])
     expect(await client.keys(`${proxy.namespace}:re*`)).toEqual([])
 
-    const scanned: string[] = []
-    let cursor = '0'
-    do {
-      const [next, keys] = await client.scan(cursor, 'COUNT', 2)
-      scanned.push(...keys)
-      cursor = next
-    } while (cursor !== '0')
+    const scanned = await scanAll(client, 2)
     expect(scanned.sort()).toEqual(listed.sort())
 
     const listener = new Redis(redis().url)

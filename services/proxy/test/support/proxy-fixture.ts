@@ -132,3 +132,15 @@ export async function waitFor(
     await new Promise((resolve) => setTimeout(resolve, 5))
   }
 }
+
+/** Every key a full SCAN walk returns, `count` per call, in the order received. */
+export async function scanAll(client: Redis, count: number): Promise<string[]> {
+  const scanned: string[] = []
+  let cursor = '0'
+  do {
+    const [next, keys] = await client.scan(cursor, 'COUNT', count)
+    scanned.push(...keys)
+    cursor = next
+  } while (cursor !== '0')
+  return scanned
+}
