@@ -1,4 +1,5 @@
 import type { Agent } from '@heatsink/agent'
+import { createNames } from '@heatsink/protocol'
 import { describe, expect, it } from 'vitest'
 import { drive, useAgents } from './support/agents.js'
 import type { AggregatorProcess } from './support/aggregator-process.js'
@@ -12,6 +13,8 @@ const HOT_RPS = 2000
 // and this test prints what it measured): a detector left frozen by the loss would never meet it, and the bound
 // holds when the whole of `pnpm test` shares the two cores with this file.
 const DETECTION_BOUND_MS = 5000
+// The aggregators flush every second; the rest is room for two shared cores.
+const SNAPSHOT_BACK_MS = 2000
 
 const losses: Array<[string, (world: FaultWorld, agents: readonly Agent[]) => Promise<void>]> = [
   [
@@ -30,7 +33,24 @@ const losses: Array<[string, (world: FaultWorld, agents: readonly Agent[]) => Pr
       await w.server.redis.restart()
     },
   ],
-  ['FLUSHALL', async (w) => void (await w.redis.client().flushall())],
+  [
+    'FLUSHALL',
+    async (w) => {
+      const client = w.redis.client()
+      await client.flushall()
+      const flushed = Date.now()
+      // The snapshot agents reload from is republished from Postgres on the aggregators' next flush (operations.md).
+      const snapshot = createNames(w.redis.namespace).registrySnapshotKey
+      await until(
+        'the registry snapshot republished',
+        async () => (await client.exists(snapshot)) === 1,
+        5000,
+        5,
+      )
+      console.log(`[faults] FLUSHALL: registry snapshot back after ${Date.now() - flushed} ms`)
+      expect(Date.now() - flushed).toBeLessThan(SNAPSHOT_BACK_MS)
+    },
+  ],
 ]
 
 describe.each(losses)('Redis loses its data: %s', (_name, loseData) => {
