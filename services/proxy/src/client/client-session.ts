@@ -275,10 +275,6 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
       } else this.#pinned?.writeRaw(request.raw)
       return
     }
-    if (UNSUBSCRIBE_COMMANDS.has(name) && !this.#inMulti) {
-      this.reply(notSubscribedReply(name, request.args, this.#resp3))
-      return
-    }
     // Without users of the proxy's own, AUTH is Redis's: it logs in the client's own connection (below).
     const redisAuth = name === 'auth' && !this.#context.users.required
     const timing = redisAuth ? undefined : connectionCommandTiming(name, request)
@@ -304,17 +300,8 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
       })
       return
     }
-    if (TUNNEL_COMMANDS.has(name)) {
-      // On the client's own connection already, the subscription follows its earlier requests there at once; a
-      // new connection waits for the replies on the shared one, so that it cannot overtake them at Redis.
-      // On a Cluster, to the master of the channel's slot for SSUBSCRIBE (shard channels live there).
-      if (this.#pinned !== undefined) this.#startTunnel(request)
-      else {
-        this.#ensurePinned(slotsOf(spec, args)[0] ?? 0)
-        this.#whenDrained(() => this.#startTunnel(request))
-      }
-      return
-    }
+    // Read only for the command table's pubsub and admin commands: the pass-through path asks nothing more.
+    if ((spec?.pubsub === true || spec?.admin === true) && this.#tunnelled(spec, name, request)) return
     if (this.#context.cluster !== undefined && this.#pinned === undefined && spec?.transaction === true) {
       if (this.#clusterTransaction(name, args, request)) return
     }
@@ -413,6 +400,28 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
     if (this.#held === undefined && !this.#closing) this.#socket.resume()
   }
 
+  /**
+   * The commands that make a connection a tunnel (subscriptions, replication), and UNSUBSCRIBE and its kin on a
+   * connection subscribed to nothing (outside MULTI, where Redis would queue them); true when the request was
+   * handled here.
+   */
+  #tunnelled(spec: CommandSpec, name: string, request: Request): boolean {
+    if (UNSUBSCRIBE_COMMANDS.has(name) && !this.#inMulti) {
+      this.reply(notSubscribedReply(name, request.args, this.#resp3))
+      return true
+    }
+    if (!TUNNEL_COMMANDS.has(name)) return false
+    // On the client's own connection already, the tunnel follows its earlier requests there at once; a new
+    // connection waits for the replies on the shared one, so that it cannot overtake them at Redis. On a Cluster,
+    // to the master of the channel's slot for SSUBSCRIBE (shard channels live there).
+    if (this.#pinned !== undefined) this.#startTunnel(request)
+    else {
+      this.#ensurePinned(slotsOf(spec, request.args)[0] ?? 0)
+      this.#whenDrained(() => this.#startTunnel(request))
+    }
+    return true
+  }
+
   // From here the connection relays whatever Redis sends (replies and pushed messages) through one slot that stays
   // open behind every earlier reply.
   #startTunnel(request: Request): void {
@@ -437,11 +446,13 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
     if (name === 'multi' && this.#deferredMulti === undefined) {
       router.route(name, args, this.#state, false)
       this.#deferredMulti = request.raw
+      this.#inMulti = true
       this.reply(OK)
       return true
     }
     if ((name === 'exec' || name === 'discard') && this.#deferredMulti !== undefined) {
       this.#deferredMulti = undefined
+      this.#inMulti = false
       router.route(name, args, this.#state, false)
       this.reply(name === 'exec' ? EMPTY_ARRAY : OK)
       return true
