@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
-import { startProxy, usePrivateRedis, waitFor } from './support/proxy-fixture.js'
+import { readUntil, startProxy, usePrivateRedis, waitFor } from './support/proxy-fixture.js'
 import { exchange } from './support/raw-exchange.js'
 
 const redis = usePrivateRedis()
@@ -65,6 +65,16 @@ describe('CLIENT through the proxy: the proxy’s own clients, never its connect
     expect(await killer.ping()).toBe('PONG')
     expect(await killer.client('KILL', 'ID', String(victimId))).toBe(0)
     direct.disconnect()
+  })
+
+  it('KILL of the client itself answers, then closes it, as Redis does', async () => {
+    const { socket } = await startProxy(redis().url)
+    const s = await socket()
+    s.write('CLIENT ID\r\n')
+    const id = (await readUntil(s, (bytes) => bytes.includes('\r\n'))).toString().slice(1, -2)
+    s.write(`CLIENT KILL ID ${id} SKIPME no\r\nPING\r\n`)
+    expect((await readUntil(s, () => false)).toString()).toBe(':1\r\n')
+    expect(s.readableEnded || s.destroyed).toBe(true)
   })
 
   it('UNBLOCK wakes a client blocked on its own Redis connection, with a nil or an UNBLOCKED error', async () => {

@@ -83,9 +83,12 @@ export function runClientCommand(host: ClientCommandHost, args: readonly Buffer[
     case 'list':
       host.reply(clientList(host, args))
       return
-    case 'kill':
-      host.reply(clientKill(host, args))
+    case 'kill': {
+      const reply = clientKill(host, args)
+      // A client that killed itself was answered as it was closed.
+      if (reply !== undefined) host.reply(reply)
       return
+    }
     case 'unblock':
       clientUnblock(host, args)
       return
@@ -125,13 +128,13 @@ function clientList(host: ClientCommandHost, args: readonly Buffer[]): Buffer {
 }
 
 // CLIENT KILL addr:port, or CLIENT KILL [ID id] [TYPE type] [USER user] [ADDR addr] [LADDR addr] [SKIPME yes|no]
-function clientKill(host: ClientCommandHost, args: readonly Buffer[]): Buffer {
+function clientKill(host: ClientCommandHost, args: readonly Buffer[]): Buffer | undefined {
   if (args.length === 2) {
     const addr = (args[1] as Buffer).toString()
     const target = [...host.clients].find((client) => client.info().addr === addr)
     if (target === undefined) return errorReply('ERR No such client')
     kill(host, target, OK)
-    return target === host.self ? EMPTY : OK
+    return target === host.self ? undefined : OK
   }
   if (args.length < 3 || args.length % 2 === 0) return SYNTAX_ERROR
   const filters: Array<(client: ProxyClient) => boolean> = []
@@ -158,7 +161,7 @@ function clientKill(host: ClientCommandHost, args: readonly Buffer[]): Buffer {
   )
   const reply = Buffer.from(`:${targets.length}\r\n`)
   for (const target of targets) kill(host, target, reply)
-  return targets.includes(host.self) ? EMPTY : reply
+  return targets.includes(host.self) ? undefined : reply
 }
 
 // A client that kills itself gets its reply first, then the connection closes (as Redis does).
@@ -231,7 +234,6 @@ function text(value: string, resp3: boolean): Buffer {
 const BAD_NAME = errorReply('ERR Client names cannot contain spaces, newlines or special characters.')
 const SYNTAX_ERROR = errorReply('ERR syntax error')
 const ZERO = Buffer.from(':0\r\n')
-const EMPTY = Buffer.alloc(0)
 const TRACKING_OFF = Buffer.from(
   '*6\r\n$5\r\nflags\r\n*1\r\n$3\r\noff\r\n$8\r\nredirect\r\n:-1\r\n$8\r\nprefixes\r\n*0\r\n',
 )
