@@ -87,6 +87,7 @@ export class RespProxy {
       backendDb: address.db,
       outputLimitBytes: options.clientOutputLimitBytes ?? 256 * 1024 * 1024,
       stats: this.stats,
+      sessions: this.#sessions,
       onClose: (session) => this.#sessions.delete(session),
     }
     // Paused, so that no byte is read before the connection reads into the shared buffer (adoptReading).

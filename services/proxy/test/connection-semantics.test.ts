@@ -62,7 +62,7 @@ describe('connection state through the proxy', () => {
     expect(await popped).toEqual([list, 'job'])
   })
 
-  it('answers CLIENT SETNAME/GETNAME/ID, ECHO and PING itself', async () => {
+  it('answers CLIENT SETNAME/GETNAME/ID itself, and ECHO and PING as Redis does', async () => {
     const { client } = await startProxy(redis().url)
     const c = client()
     expect(await c.client('GETNAME')).toBeNull()

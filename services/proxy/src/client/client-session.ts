@@ -12,6 +12,8 @@ import { errorReply } from '../resp/reply-codec.js'
 import { encodeRequest, type Request, RequestParser } from '../resp/request-parser.js'
 import { resp3Bytes, resp3Shape } from '../resp/resp3-reply.js'
 import { type ChunkReceiver, receiveReads } from '../shared-read-buffer.js'
+import { type ReplyMode, replyMode } from './client-command.js'
+import type { ClientInfo, ProxyClient } from './client-list.js'
 import { connectionCommandTiming, runConnectionCommand, type SessionControl } from './connection-commands.js'
 import { type OutputOwner, OutputQueue, type ReplySlot } from './output-queue.js'
 import type { ProxyUsers } from './proxy-users.js'
@@ -21,6 +23,7 @@ import { withoutReserved, withoutReservedMessages } from './reserved-replies.js'
 import { asStatus, replyEncoder, SettledSink, settleDeferred } from './routed-sinks.js'
 import { cachedReplyBytes, encodeOnce } from './served-reply.js'
 import { sendShared } from './shared-route.js'
+import { notSubscribedReply, UNSUBSCRIBE_COMMANDS } from './unsubscribe-replies.js'
 
 /** What every client session shares: the agent, the backend, the proxy's users and limits. */
 export interface SessionContext {
@@ -35,13 +38,22 @@ export interface SessionContext {
   readonly backendDb: number
   readonly outputLimitBytes: number
   readonly stats: ProxyStats
+  /** Every client connection of this proxy process (CLIENT LIST, KILL, UNBLOCK). */
+  readonly sessions: ReadonlySet<ClientSession>
   readonly onClose: (session: ClientSession) => void
 }
 
 // Commands a client may send before it has authenticated.
 const OPEN_COMMANDS: ReadonlySet<string> = new Set(['auth', 'hello', 'quit', 'reset'])
-// After these the connection takes only subscriber commands and receives messages nobody asked for.
-const SUBSCRIBE_COMMANDS: ReadonlySet<string> = new Set(['subscribe', 'psubscribe', 'ssubscribe'])
+// After these the connection receives what nobody asked for (messages, a replication stream): from then on the
+// client's own connection to Redis is relayed both ways as it is.
+const TUNNEL_COMMANDS: ReadonlySet<string> = new Set([
+  'subscribe',
+  'psubscribe',
+  'ssubscribe',
+  'sync',
+  'psync',
+])
 
 /**
  * One client connection: requests parsed as they arrive, each run through the agent's data-plane core (the same
@@ -51,8 +63,9 @@ const SUBSCRIBE_COMMANDS: ReadonlySet<string> = new Set(['subscribe', 'psubscrib
  * earlier reply has arrived, on a connection of its own for the rest of its life. A RESP3 client's connections
  * (shared or its own) speak RESP3.
  */
-export class ClientSession implements SessionControl, OutputOwner, ChunkReceiver {
+export class ClientSession implements SessionControl, ProxyClient, OutputOwner, ChunkReceiver {
   readonly id: number
+  readonly #createdAt = coarseSeconds
   readonly #socket: Socket
   readonly #context: SessionContext
   readonly #parser = new RequestParser()
@@ -66,6 +79,8 @@ export class ClientSession implements SessionControl, OutputOwner, ChunkReceiver
   #pinned: BackendConnection | undefined
   #tunnel = false
   #tunnelSlot: ReplySlot | undefined
+  // Between MULTI and EXEC or DISCARD: Redis queues every command, so none may be answered here.
+  #inMulti = false
   // On a Cluster, a MULTI answered here and not yet sent: it goes to the master of the first key that follows.
   #deferredMulti: Buffer | undefined
   // On a Cluster, the client's own connection is for one transaction only: the next may be on another master.
@@ -74,6 +89,14 @@ export class ClientSession implements SessionControl, OutputOwner, ChunkReceiver
   // connection, or resets it); they run in order once it has.
   #held: Held[] | undefined
   #closing = false
+  // For CLIENT LIST: the last command, when it came, and how many blocking ones wait for their reply.
+  #lastCommand = 'NULL'
+  #lastActive = coarseSeconds
+  #blocking = 0
+  // The Redis id of the client's own backend connection (CLIENT UNBLOCK reaches it there).
+  #backendId: number | undefined
+  // CLIENT REPLY: 'skip' silences the request after the SKIP.
+  #replies: ReplyMode = 'on'
 
   constructor(socket: Socket, context: SessionContext, id: number) {
     this.id = id
@@ -127,6 +150,49 @@ export class ClientSession implements SessionControl, OutputOwner, ChunkReceiver
     return this.#resp3
   }
 
+  get self(): ProxyClient {
+    return this
+  }
+
+  get clients(): Iterable<ProxyClient> {
+    return this.#context.sessions
+  }
+
+  get backendId(): number | undefined {
+    return this.#backendId
+  }
+
+  /** What CLIENT LIST shows of this connection (ProxyClient). */
+  info(): ClientInfo {
+    const socket = this.#socket
+    return {
+      id: this.id,
+      addr: `${socket.remoteAddress}:${socket.remotePort}`,
+      laddr: `${socket.localAddress}:${socket.localPort}`,
+      name: this.#name,
+      ageSeconds: coarseSeconds - this.#createdAt,
+      idleSeconds: coarseSeconds - this.#lastActive,
+      db: this.#db,
+      inMulti: this.#inMulti,
+      blocked: this.#blocking > 0,
+      subscribed: this.#tunnel,
+      command: this.#lastCommand,
+      user: 'default',
+      resp: this.#resp3 ? 3 : 2,
+    }
+  }
+
+  /** Closes the connection (CLIENT KILL): at once, or after `reply` when the client killed itself. */
+  kill(reply?: Buffer): void {
+    if (reply === undefined) this.#socket.destroy()
+    else this.quit(reply)
+  }
+
+  /** Sends `argv` to Redis in this client's order; Redis's reply is relayed (CLIENT UNBLOCK). */
+  forward(argv: readonly (Buffer | string)[]): void {
+    this.#send(lookupCommand('client'), 'client', [], encodeRequest(argv), this.#output.reserve())
+  }
+
   /** A complete reply, in order behind every earlier one. */
   reply(bytes: Buffer): void {
     this.#output.reply(bytes)
@@ -155,6 +221,8 @@ export class ClientSession implements SessionControl, OutputOwner, ChunkReceiver
   reset(): void {
     this.#context.agent.router.connectionClosed(this.#state)
     this.#unpin()
+    this.#inMulti = false
+    this.#replies = 'on'
     this.#db = this.#context.backendDb
     this.#resp3 = false
     this.#name = null
@@ -175,14 +243,29 @@ export class ClientSession implements SessionControl, OutputOwner, ChunkReceiver
 
   readonly #onRequest = (request: Request): void => {
     if (this.#closing) return
-    if (this.#held !== undefined) this.#held.push({ run: () => this.#dispatch(request), afterDrain: false })
-    else this.#dispatch(request)
+    // Whether this request's reply is dropped is settled in the order requests came (CLIENT REPLY: the proxy
+    // keeps each client's replies in order, so it silences them itself).
+    let silent = this.#replies !== 'on'
+    if (this.#replies === 'skip') this.#replies = 'on'
+    if (request.name === 'client' && !this.#tunnel) {
+      const mode = replyMode(request.args)
+      if (mode !== undefined) {
+        this.#replies = mode
+        silent = mode !== 'on'
+      }
+    }
+    if (this.#held !== undefined)
+      this.#held.push({ run: () => this.#dispatch(request, silent), afterDrain: false })
+    else this.#dispatch(request, silent)
   }
 
-  #dispatch(request: Request): void {
+  #dispatch(request: Request, silent: boolean): void {
+    this.#output.silent = silent
     const name = request.name
     const stats = this.#context.stats
     stats.countCommand(name)
+    this.#lastCommand = name
+    this.#lastActive = coarseSeconds
     if (!this.#authenticated && !OPEN_COMMANDS.has(name)) {
       this.reply(NOAUTH)
       return
@@ -200,7 +283,9 @@ export class ClientSession implements SessionControl, OutputOwner, ChunkReceiver
       }
       return
     }
-    const timing = connectionCommandTiming(name, request)
+    // Without users of the proxy's own, AUTH is Redis's: it logs in the client's own connection (below).
+    const redisAuth = name === 'auth' && !this.#context.users.required
+    const timing = redisAuth ? undefined : connectionCommandTiming(name, request)
     if (timing === 'now') {
       runConnectionCommand(this, name, request)
       return
@@ -225,35 +310,28 @@ export class ClientSession implements SessionControl, OutputOwner, ChunkReceiver
       this.#whenDrained(() => {
         this.#deferredMulti = undefined
         this.#pinned?.send(multi, DISCARD_REPLY)
-        this.#dispatch(request)
+        this.#dispatch(request, silent)
       })
       return
     }
-    if (spec?.pubsub === true && SUBSCRIBE_COMMANDS.has(name)) {
-      // On the client's own connection already, the subscription follows its earlier requests there at once; a
-      // new connection waits for the replies on the shared one, so that it cannot overtake them at Redis.
-      // On a Cluster, to the master of the channel's slot for SSUBSCRIBE (shard channels live there).
-      if (this.#pinned !== undefined) this.#startTunnel(request)
-      else {
-        this.#ensurePinned(slotsOf(spec, args)[0] ?? 0)
-        this.#whenDrained(() => this.#startTunnel(request))
-      }
-      return
-    }
+    // Read only for the command table's pubsub and admin commands: the pass-through path asks nothing more.
+    if ((spec?.pubsub === true || spec?.admin === true) && this.#tunnelled(spec, name, request)) return
     if (this.#context.cluster !== undefined && this.#pinned === undefined && spec?.transaction === true) {
       if (this.#clusterTransaction(name, args, request)) return
     }
     if (this.#pinned === undefined && spec !== undefined) {
-      if (spec.transaction || isBlocking(spec, args) || name === 'select') {
+      if (spec.transaction || isBlocking(spec, args) || name === 'select' || redisAuth) {
         // Pinned first, so that the request runs on the new connection once the replies before it are in. On a
         // Cluster, to the master of the command's first key (a transaction must keep to one slot's master).
         this.#ensurePinned(slotsOf(spec, args)[0] ?? 0)
         this.#transactionPin = this.#context.cluster !== undefined && spec.transaction
-        this.#whenDrained(() => this.#dispatch(request))
+        this.#whenDrained(() => this.#dispatch(request, silent))
         return
       }
     }
     if (name === 'select') this.#db = Number(args[0]?.toString())
+    else if (name === 'multi') this.#inMulti = true
+    else if (name === 'exec' || name === 'discard') this.#inMulti = false
     const route =
       this.#db !== this.#context.backendDb
         ? undefined
@@ -337,11 +415,36 @@ export class ClientSession implements SessionControl, OutputOwner, ChunkReceiver
     if (this.#held === undefined && !this.#closing) this.#socket.resume()
   }
 
+  /**
+   * The commands that make a connection a tunnel (subscriptions, replication), and UNSUBSCRIBE and its kin on a
+   * connection subscribed to nothing (outside MULTI, where Redis would queue them); true when the request was
+   * handled here.
+   */
+  #tunnelled(spec: CommandSpec, name: string, request: Request): boolean {
+    if (UNSUBSCRIBE_COMMANDS.has(name) && !this.#inMulti) {
+      this.reply(notSubscribedReply(name, request.args, this.#resp3))
+      return true
+    }
+    if (!TUNNEL_COMMANDS.has(name)) return false
+    // On the client's own connection already, the tunnel follows its earlier requests there at once; a new
+    // connection waits for the replies on the shared one, so that it cannot overtake them at Redis. On a Cluster,
+    // to the master of the channel's slot for SSUBSCRIBE (shard channels live there).
+    if (this.#pinned !== undefined) this.#startTunnel(request)
+    else {
+      this.#ensurePinned(slotsOf(spec, request.args)[0] ?? 0)
+      this.#whenDrained(() => this.#startTunnel(request))
+    }
+    return true
+  }
+
   // From here the connection relays whatever Redis sends (replies and pushed messages) through one slot that stays
   // open behind every earlier reply.
   #startTunnel(request: Request): void {
     const pinned = this.#ensurePinned(0)
     this.#tunnel = true
+    // Redis sends what a subscription pushes even to a client that turned its replies off.
+    this.#output.silent = false
+    this.#replies = 'on'
     const slot = this.#output.reserve()
     this.#tunnelSlot = slot
     pinned.tunnel(withoutReservedMessages(this.#context.reserved, (chunk) => slot.push(chunk)))
@@ -358,11 +461,13 @@ export class ClientSession implements SessionControl, OutputOwner, ChunkReceiver
     if (name === 'multi' && this.#deferredMulti === undefined) {
       router.route(name, args, this.#state, false)
       this.#deferredMulti = request.raw
+      this.#inMulti = true
       this.reply(OK)
       return true
     }
     if ((name === 'exec' || name === 'discard') && this.#deferredMulti !== undefined) {
       this.#deferredMulti = undefined
+      this.#inMulti = false
       router.route(name, args, this.#state, false)
       this.reply(name === 'exec' ? EMPTY_ARRAY : OK)
       return true
@@ -383,22 +488,66 @@ export class ClientSession implements SessionControl, OutputOwner, ChunkReceiver
       if (this.#pinned !== undefined) this.#socket.destroy()
     }
     const cluster = this.#context.cluster
-    this.#pinned ??=
+    if (this.#pinned !== undefined) return this.#pinned
+    const pinned =
       cluster === undefined
         ? this.#context.pool.dedicated(onLost, this.#resp3)
         : cluster.dedicated(slot, onLost, this.#resp3)
-    return this.#pinned
+    this.#pinned = pinned
+    return pinned
   }
 
   // On the client's own connection when it has one, else on the shared connections (shared-route.ts).
   #send(spec: CommandSpec | undefined, name: string, args: Buffer[], bytes: Buffer, sink: ReplySink): void {
-    if (this.#pinned !== undefined) this.#pinned.send(bytes, sink)
-    else sendShared(this.#context, this.#sharedIndex, this.#resp3, spec, name, args, bytes, sink)
+    const pinned = this.#pinned
+    if (pinned !== undefined) {
+      // Inside MULTI nothing blocks (and Redis would queue the CLIENT ID sent ahead).
+      if (spec !== undefined && !this.#inMulti && isBlocking(spec, args))
+        this.#sendBlocking(pinned, bytes, sink)
+      else pinned.send(bytes, sink)
+    } else sendShared(this.#context, this.#sharedIndex, this.#resp3, spec, name, args, bytes, sink)
+  }
+
+  /**
+   * A blocking request on the client's own connection: CLIENT ID ahead of the first, so that the client can be
+   * unblocked by its Redis id; and the client counts as blocked until the reply (or the connection's loss) comes.
+   */
+  #sendBlocking(pinned: BackendConnection, bytes: Buffer, sink: ReplySink): void {
+    if (this.#backendId === undefined) {
+      this.#backendId = 0
+      pinned.send(
+        CLIENT_ID,
+        integerSink((id) => {
+          if (this.#pinned === pinned) this.#backendId = id
+        }),
+      )
+    }
+    pinned.send(bytes, this.#whileBlocked(sink))
+  }
+
+  #whileBlocked(sink: ReplySink): ReplySink {
+    this.#blocking++
+    const done = () => {
+      this.#blocking--
+    }
+    return {
+      data: (bytes) => sink.data(bytes),
+      end: () => {
+        done()
+        sink.end()
+      },
+      fail: (error) => {
+        done()
+        sink.fail(error)
+      },
+      backlogged: (resume) => sink.backlogged?.(resume) === true,
+    }
   }
 
   #unpin(): void {
     const pinned = this.#pinned
     this.#pinned = undefined
+    this.#backendId = undefined
     this.#tunnel = false
     this.#tunnelSlot?.finish()
     this.#tunnelSlot = undefined
@@ -422,6 +571,28 @@ export class ClientSession implements SessionControl, OutputOwner, ChunkReceiver
 }
 
 const EMPTY_ARRAY = Buffer.from('*0\r\n')
+const CLIENT_ID = encodeRequest(['CLIENT', 'ID'])
+
+// A reply read as an integer by `done` (nothing on an error or a lost connection).
+function integerSink(done: (value: number) => void): ReplySink {
+  let text = ''
+  return {
+    data: (bytes) => {
+      text += bytes.toString('latin1')
+    },
+    end: () => {
+      if (text.startsWith(':')) done(Number(text.slice(1)))
+    },
+    fail: () => {},
+  }
+}
+
+// Whole seconds since the process started, kept by a timer rather than read per request: CLIENT LIST's age and
+// idle need no finer clock (Redis keeps a cached clock for them too).
+let coarseSeconds = 0
+setInterval(() => {
+  coarseSeconds++
+}, 1000).unref()
 // The reply to a MULTI sent ahead of a transaction's first command: the client was answered already.
 const DISCARD_REPLY: ReplySink = { data() {}, end() {}, fail() {} }
 

@@ -1,27 +1,20 @@
 import { encodeReply, errorReply } from '../resp/reply-codec.js'
 import type { Request } from '../resp/request-parser.js'
-import type { ProxyUsers } from './proxy-users.js'
 import {
-  NO_PASSWORD,
-  NOPROTO,
-  NULL,
-  OK,
-  PONG,
-  RESET,
-  unsupported,
-  WRONGPASS,
-  wrongArity,
-} from './redis-replies.js'
+  CLIENT_SUBCOMMANDS,
+  type ClientCommandHost,
+  runClientCommand,
+  validClientName,
+} from './client-command.js'
+import type { ProxyUsers } from './proxy-users.js'
+import { NO_PASSWORD, NOPROTO, OK, RESET, unsupported, WRONGPASS, wrongArity } from './redis-replies.js'
 
 /** What the connection commands may read and change of a client session. */
-export interface SessionControl {
+export interface SessionControl extends ClientCommandHost {
   readonly id: number
   readonly users: ProxyUsers
   readonly authenticated: boolean
-  readonly resp3: boolean
-  name: Buffer | null
   authenticate(): void
-  reply(bytes: Buffer): void
   quit(reply: Buffer): void
   reset(): void
   switchProtocol(version: 2 | 3): void
@@ -33,13 +26,9 @@ export interface SessionControl {
  */
 export function connectionCommandTiming(name: string, request: Request): 'now' | 'after-replies' | undefined {
   switch (name) {
-    case 'ping':
-    case 'echo':
     case 'auth':
     case 'quit':
     case 'monitor':
-    case 'sync':
-    case 'psync':
       return 'now'
     case 'hello':
     case 'reset':
@@ -51,31 +40,14 @@ export function connectionCommandTiming(name: string, request: Request): 'now' |
   }
 }
 
-const CLIENT_SUBCOMMANDS: ReadonlySet<string> = new Set([
-  'setname',
-  'getname',
-  'id',
-  'tracking',
-  'caching',
-  'reply',
-])
-
 /**
- * The connection commands the proxy answers itself, as Redis words its answers: PING, ECHO, QUIT and RESET,
- * AUTH and HELLO against the proxy's own users, CLIENT SETNAME / GETNAME / ID of the client's proxy connection.
- * MONITOR, replication and client-side caching get a clear error instead of a hang: they would need the proxy's
- * backend connections to carry one client's state.
+ * The connection commands the proxy answers itself, as Redis words its answers: QUIT and RESET,
+ * AUTH and HELLO against the proxy's own users (when it has none, AUTH goes to Redis on the client's own
+ * connection), CLIENT's connection subcommands (client-command.ts). MONITOR gets a clear error instead of a hang.
  */
 export function runConnectionCommand(session: SessionControl, name: string, request: Request): void {
   const args = request.args
   switch (name) {
-    case 'ping':
-      if (args.length > 1) session.reply(wrongArity('ping'))
-      else session.reply(args[0] === undefined ? PONG : bulk(args[0]))
-      return
-    case 'echo':
-      session.reply(args.length === 1 ? bulk(args[0] as Buffer) : wrongArity('echo'))
-      return
     case 'quit':
       session.quit(OK)
       return
@@ -90,15 +62,12 @@ export function runConnectionCommand(session: SessionControl, name: string, requ
       hello(session, args)
       return
     case 'client':
-      session.reply(client(session, args))
+      runClientCommand(session, args)
       return
-    case 'monitor':
+    default:
       session.reply(
         unsupported('MONITOR', "it would show only the proxy's multiplexed connections; run it on Redis"),
       )
-      return
-    default:
-      session.reply(unsupported(name.toUpperCase(), 'replication connects to Redis itself'))
   }
 }
 
@@ -140,8 +109,8 @@ function hello(session: SessionControl, args: Buffer[]): void {
       i += 2
     } else if (option === 'setname' && i + 1 < args.length) {
       name = args[++i]
-      if (name !== undefined && !validName(name)) {
-        session.reply(BAD_NAME)
+      if (name !== undefined && !validClientName(name)) {
+        session.reply(errorReply('ERR Client names cannot contain spaces, newlines or special characters.'))
         return
       }
     } else {
@@ -160,43 +129,6 @@ function hello(session: SessionControl, args: Buffer[]): void {
   if (name !== undefined) session.name = name
   if (version === 3 || session.resp3) session.switchProtocol(version)
   else session.reply(helloReply(session.id))
-}
-
-function client(session: SessionControl, args: Buffer[]): Buffer {
-  const sub = (args[0] as Buffer).toString().toLowerCase()
-  switch (sub) {
-    case 'setname': {
-      const name = args[1]
-      if (args.length !== 2 || name === undefined) return wrongArity('client|setname')
-      if (!validName(name)) return BAD_NAME
-      session.name = name.length === 0 ? null : name
-      return OK
-    }
-    case 'getname':
-      return session.name === null ? NULL : bulk(session.name)
-    case 'id':
-      return Buffer.from(`:${session.id}\r\n`)
-    case 'tracking':
-    case 'caching':
-      return unsupported(
-        `CLIENT ${sub.toUpperCase()}`,
-        "the proxy shares backend connections; Heatsink keeps hot keys in the proxy's own L1 instead",
-      )
-    default:
-      return unsupported('CLIENT REPLY', 'replies are matched to requests in order')
-  }
-}
-
-const BAD_NAME = errorReply('ERR Client names cannot contain spaces, newlines or special characters.')
-
-// As Redis: printable ASCII without spaces.
-function validName(name: Buffer): boolean {
-  for (const byte of name) if (byte < 33 || byte > 126) return false
-  return true
-}
-
-function bulk(value: Buffer): Buffer {
-  return Buffer.concat([Buffer.from(`$${value.length}\r\n`), value, Buffer.from('\r\n')])
 }
 
 /** HELLO 2's reply: what Redis answers, with the proxy connection's id. */

@@ -78,6 +78,11 @@ export class ReplySlot implements ReplySink {
   }
 }
 
+/** The place of a reply the client asked not to get (CLIENT REPLY OFF or SKIP): it keeps its turn, without bytes. */
+class SilentSlot extends ReplySlot {
+  override push(): void {}
+}
+
 /**
  * Whom an OutputQueue tells about its client: an object rather than callbacks, so that each of thousands of idle
  * connections holds no closures for them.
@@ -107,6 +112,8 @@ export class OutputQueue {
   readonly #owner: OutputOwner
   #heldBytes = 0
   readonly #joined: JoinedWrites
+  /** While set, replies reserved are dropped (CLIENT REPLY OFF or SKIP). */
+  silent = false
 
   constructor(socket: Socket, limitBytes: number, owner: OutputOwner) {
     this.#socket = socket
@@ -132,10 +139,15 @@ export class OutputQueue {
     return true
   }
 
-  /** Ends the connection once what was written so far has left (joined replies first). */
+  /**
+   * Closes the connection once what was written so far has left (joined replies first), reading nothing more, as
+   * Redis does after QUIT or a protocol error: a client still sending then finds its writes refused.
+   */
   end(): void {
+    const socket = this.#socket
     this.#joined.flush()
-    this.#socket.end()
+    socket.pause()
+    socket.end(() => socket.destroy())
   }
 
   /** A reply was cut off half-way: the client's stream cannot be continued. */
@@ -145,13 +157,14 @@ export class OutputQueue {
 
   /** A place for the next reply, behind every one reserved before. */
   reserve(): ReplySlot {
-    const slot = new ReplySlot(this)
+    const slot = this.silent ? new SilentSlot(this) : new ReplySlot(this)
     this.#slots.push(slot)
     return slot
   }
 
   /** A complete reply for the next request: written at once when nothing is ahead of it. */
   reply(bytes: Buffer): void {
+    if (this.silent) return
     if (this.#slots.length === 0) this.write(bytes)
     else this.reserve().complete(bytes)
   }

@@ -2,7 +2,6 @@ import { errorReply, statusReply } from '../resp/reply-codec.js'
 
 /** Replies worded as Redis words them, so clients that match on the text behave as they do against Redis. */
 export const OK = statusReply('OK')
-export const PONG = statusReply('PONG')
 export const RESET = statusReply('RESET')
 export const NOAUTH = errorReply('NOAUTH Authentication required.')
 export const WRONGPASS = errorReply('WRONGPASS invalid username-password pair or user is disabled.')

@@ -10,111 +10,165 @@ export class ReplyError extends Error {
   override name = 'ReplyError'
 }
 
-/** One reply decoded: where it ends, and its value (Buffer, StatusReply, number, null, array, ReplyError). */
-interface Decoded {
-  value: unknown
-  end: number
-}
-
-const CRLF = Buffer.from('\r\n')
-const NULL_BULK = Buffer.from('$-1\r\n')
-
 /**
  * A complete RESP2 or RESP3 reply as values shaped like ioredis's parser gives them to the data-plane core: bulk
  * strings as Buffers (views into `bytes`, not copies), integers as numbers, nil as null, errors as ReplyError.
  * RESP3's richer types come as RESP2 would have carried them (a map as its flat list, a set as an array, a double
  * or big number as its text, a boolean as 1 or 0), so the core holds one form whichever protocol a client speaks.
- * Only for replies the core needs to see; everything else is relayed as bytes.
+ * Only for replies the core needs to see; everything else is relayed as bytes. Iterative, with the open
+ * aggregates on a stack of its own: a script can return a reply nested far deeper than the JavaScript stack.
  */
 export function decodeReply(bytes: Buffer): unknown {
-  return decodeAt(bytes, 0).value
-}
-
-function decodeAt(bytes: Buffer, at: number): Decoded {
-  const cr = bytes.indexOf(13, at)
-  if (cr === -1) throw new ProtocolError('truncated reply')
-  const text = bytes.toString('latin1', at + 1, cr)
-  const next = cr + 2
-  switch (bytes[at]) {
-    case 43:
-      return { value: new StatusReply(text), end: next }
-    case 45:
-      return { value: new ReplyError(bytes.toString('utf8', at + 1, cr)), end: next }
-    case 58:
-      return { value: Number(text), end: next }
-    case 36: {
-      const length = Number(text)
-      if (length < 0) return { value: null, end: next }
-      return { value: bytes.subarray(next, next + length), end: next + length + 2 }
+  const open: OpenAggregate[] = []
+  let at = 0
+  for (;;) {
+    const cr = bytes.indexOf(13, at)
+    if (cr === -1) throw new ProtocolError('truncated reply')
+    const type = bytes[at]
+    let next = cr + 2
+    let value: unknown
+    switch (type) {
+      case 43:
+        value = new StatusReply(bytes.toString('latin1', at + 1, cr))
+        break
+      case 45:
+        value = new ReplyError(bytes.toString('utf8', at + 1, cr))
+        break
+      case 58:
+        value = headerNumber(bytes, at, cr)
+        break
+      case 36: {
+        const length = headerNumber(bytes, at, cr)
+        value = length < 0 ? null : bytes.subarray(next, next + length)
+        if (length >= 0) next += length + 2
+        break
+      }
+      case 42: // * array
+      case 126: // ~ set
+      case 62: // > push
+      case 37: // % map
+      case 124: {
+        // | attributes: metadata ahead of the reply itself, which is what the client asked for
+        const length = headerNumber(bytes, at, cr)
+        const count = type === 37 || type === 124 ? length * 2 : length
+        if (count > 0) {
+          open.push({ items: new Array<unknown>(count), filled: 0, attributes: type === 124 })
+          at = next
+          continue
+        }
+        value = type === 124 ? ATTRIBUTES : count < 0 ? null : []
+        break
+      }
+      case 95: // _ null
+        value = null
+        break
+      case 44: // , double
+      case 40: // ( big number
+        value = bytes.subarray(at + 1, cr)
+        break
+      case 35: // # boolean
+        value = bytes[at + 1] === 116 ? 1 : 0
+        break
+      case 33: // ! blob error
+      case 61: {
+        // = verbatim string, whose first four bytes name its format ("txt:")
+        const length = headerNumber(bytes, at, cr)
+        value =
+          type === 33
+            ? new ReplyError(bytes.toString('utf8', next, next + length))
+            : bytes.subarray(next + 4, next + length)
+        next += length + 2
+        break
+      }
+      default:
+        throw new ProtocolError(
+          `unexpected reply type byte ${JSON.stringify(String.fromCharCode(type ?? 0))}`,
+        )
     }
-    case 42: // * array
-    case 126: // ~ set
-    case 62: // > push
-      return decodeItems(bytes, next, Number(text))
-    case 37: // % map
-      return decodeItems(bytes, next, Number(text) * 2)
-    case 95: // _ null
-      return { value: null, end: next }
-    case 44: // , double
-    case 40: // ( big number
-      return { value: bytes.subarray(at + 1, cr), end: next }
-    case 35: // # boolean
-      return { value: text === 't' ? 1 : 0, end: next }
-    case 33: // ! blob error
-    case 61: {
-      // = verbatim string, whose first four bytes name its format ("txt:")
-      const length = Number(text)
-      const end = next + length + 2
-      if (bytes[at] === 33) return { value: new ReplyError(bytes.toString('utf8', next, next + length)), end }
-      return { value: bytes.subarray(next + 4, next + length), end }
+    at = next
+    // The element is complete: it fills its parent, which may complete in turn.
+    while (value !== ATTRIBUTES) {
+      const parent = open[open.length - 1]
+      if (parent === undefined) return value
+      parent.items[parent.filled++] = value
+      if (parent.filled < parent.items.length) break
+      open.pop()
+      value = parent.attributes ? ATTRIBUTES : parent.items
     }
-    case 124: {
-      // | attributes: metadata ahead of the reply itself, which is what the client asked for
-      const attributes = decodeItems(bytes, next, Number(text) * 2)
-      return decodeAt(bytes, attributes.end)
-    }
-    default:
-      throw new ProtocolError(
-        `unexpected reply type byte ${JSON.stringify(String.fromCharCode(bytes[at] ?? 0))}`,
-      )
   }
 }
 
-function decodeItems(bytes: Buffer, at: number, count: number): Decoded {
-  if (count < 0) return { value: null, end: at }
-  const items = new Array<unknown>(count)
-  let position = at
-  for (let i = 0; i < count; i++) {
-    const item = decodeAt(bytes, position)
-    items[i] = item.value
-    position = item.end
-  }
-  return { value: items, end: position }
+/** An aggregate being decoded: its elements so far; attributes are dropped once complete. */
+interface OpenAggregate {
+  items: unknown[]
+  filled: number
+  attributes: boolean
+}
+
+// A complete attribute: it annotates the element after it and is not a value of its own.
+const ATTRIBUTES: unique symbol = Symbol('attributes')
+
+const CRLF = Buffer.from('\r\n')
+const NULL_BULK = Buffer.from('$-1\r\n')
+
+function headerNumber(bytes: Buffer, at: number, cr: number): number {
+  return Number(bytes.toString('latin1', at + 1, cr))
 }
 
 /**
  * `value` as RESP2 bytes, appended to `out`: Buffers and strings as bulk strings, StatusReply as a simple string,
  * numbers as integers, null as a nil bulk string, arrays, and errors (ReplyError or any Error) as `-message`.
+ * Iterative like decodeReply, for the same reason.
  */
 export function encodeReply(value: unknown, out: Buffer[]): void {
+  encodeNested(value, out, NULL_BULK)
+}
+
+/** `value` as encodeReply writes it, with `nil` for null (RESP3 writes `_`), at any depth of nesting. */
+export function encodeNested(value: unknown, out: Buffer[], nil: Buffer): void {
+  if (!Array.isArray(value)) {
+    encodeScalar(value, out, nil)
+    return
+  }
+  // The arrays being written, each with the index of its next element.
+  const arrays: unknown[][] = [value]
+  const indexes: number[] = [0]
+  out.push(Buffer.from(`*${value.length}\r\n`))
+  while (arrays.length > 0) {
+    const top = arrays.length - 1
+    const array = arrays[top] as unknown[]
+    const index = indexes[top] as number
+    if (index === array.length) {
+      arrays.pop()
+      indexes.pop()
+      continue
+    }
+    indexes[top] = index + 1
+    const item = array[index]
+    if (Array.isArray(item)) {
+      out.push(Buffer.from(`*${item.length}\r\n`))
+      arrays.push(item)
+      indexes.push(0)
+    } else encodeScalar(item, out, nil)
+  }
+}
+
+function encodeScalar(value: unknown, out: Buffer[], nil: Buffer): void {
   if (Buffer.isBuffer(value)) {
     out.push(Buffer.from(`$${value.length}\r\n`), value, CRLF)
   } else if (typeof value === 'string') {
     const bytes = Buffer.from(value)
     out.push(Buffer.from(`$${bytes.length}\r\n`), bytes, CRLF)
   } else if (value === null || value === undefined) {
-    out.push(NULL_BULK)
+    out.push(nil)
   } else if (typeof value === 'number' || typeof value === 'bigint') {
     out.push(Buffer.from(`:${value}\r\n`))
-  } else if (Array.isArray(value)) {
-    out.push(Buffer.from(`*${value.length}\r\n`))
-    for (const item of value) encodeReply(item, out)
   } else if (value instanceof StatusReply) {
     out.push(Buffer.from(`+${value.text}\r\n`))
   } else if (value instanceof Error) {
     out.push(errorReply(value.message))
   } else {
-    encodeReply(String(value), out)
+    encodeScalar(String(value), out, nil)
   }
 }
 

@@ -1,4 +1,4 @@
-import { encodeReply } from './reply-codec.js'
+import { encodeNested, encodeReply } from './reply-codec.js'
 
 /**
  * How a command's reply looks in RESP3 where it differs from RESP2. The data-plane core holds replies as RESP2
@@ -72,8 +72,8 @@ export function encodeResp3(value: unknown, shape: Resp3Shape, out: Buffer[]): v
       encodeResp3(value[1], 'double', out)
       break
     default:
-      out.push(Buffer.from(`*${value.length}\r\n`))
-      encodeItems(value, 'plain', out)
+      // A plain array may be nested as deep as a script made it.
+      encodeNested(value, out, NULL)
   }
 }
 
