@@ -1,6 +1,7 @@
 import { Command, type Redis } from 'ioredis'
 import { ChannelState } from './channel-state.js'
 import type { ReplyFill } from './core/reply-cache.js'
+import type { DatabaseMarker } from './database-marker.js'
 import type { Fill } from './l1-cache.js'
 import type { AgentLogger } from './options.js'
 import { onServerClose, type Subscriber } from './subscriber.js'
@@ -20,6 +21,11 @@ export interface InvalidationChannels {
   fill(key: string): Promise<Fill>
   /** Any read command on `key` with the key's PTTL, replies as the parser gives them, on a tracked connection. */
   fillReply(key: string, command: string, args: readonly unknown[]): Promise<ReplyFill>
+  /**
+   * Resolves once every invalidation Redis queued for the agent before the call has been applied: a PING on each
+   * subscriber, answered behind the messages queued before it.
+   */
+  barrier(): Promise<unknown>
   close(): Promise<void>
 }
 
@@ -34,12 +40,15 @@ export class TrackedConnection {
   readonly #connection: Redis
   readonly #subscriber: Subscriber
   readonly #log: AgentLogger
+  readonly #marker: DatabaseMarker | undefined
   #attempt = 0
 
-  constructor(connection: Redis, subscriber: Subscriber, log: AgentLogger) {
+  /** `marker` watches the database for SWAPDB (standalone Redis; a Cluster has one database and no SWAPDB). */
+  constructor(connection: Redis, subscriber: Subscriber, log: AgentLogger, marker?: DatabaseMarker) {
     this.#connection = connection
     this.#subscriber = subscriber
     this.#log = log
+    this.#marker = marker
     connection.on('ready', () => void this.#redirect())
     connection.on('close', () => this.#lost())
     onServerClose(connection, () => this.#lost())
@@ -51,6 +60,11 @@ export class TrackedConnection {
 
   start(): void {
     if (this.#connection.status === 'wait') this.#connection.connect().catch(() => {})
+    this.#marker?.start(() => (this.state.up ? this.#connection : undefined))
+  }
+
+  stop(): void {
+    this.#marker?.stop()
   }
 
   fill(key: string): Promise<Fill> {
@@ -94,6 +108,8 @@ export class TrackedConnection {
       // OFF first: the connection may still track towards a previous subscriber.
       await this.#connection.call('CLIENT', 'TRACKING', 'OFF')
       await this.#connection.call('CLIENT', 'TRACKING', 'ON', 'REDIRECT', String(id))
+      // Before any fill: what they read is then checked against this database's marker.
+      await this.#marker?.baseline(this.#connection)
       if (attempt !== this.#attempt) return
       this.state.set(true)
       this.#log.debug({ redirect: id }, 'tracking on')
@@ -106,6 +122,7 @@ export class TrackedConnection {
 
   #lost(): void {
     this.#attempt++
+    this.#marker?.forget()
     this.state.set(false)
   }
 }
@@ -138,7 +155,12 @@ export class StandaloneTracking implements InvalidationChannels {
     return this.#tracked.fillReply(key, command, args)
   }
 
+  barrier(): Promise<unknown> {
+    return this.#subscriber.ping()
+  }
+
   async close(): Promise<void> {
+    this.#tracked.stop()
     await this.#subscriber.close()
   }
 }
