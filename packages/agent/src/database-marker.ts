@@ -12,6 +12,8 @@ export const DATABASE_CHECK_MS = 100
  * connection every DATABASE_CHECK_MS. Another token means another database's contents (SWAPDB) or an emptied
  * one (FLUSHDB, FLUSHALL, which tracking reports anyway): `changed` is called and L1 starts over. Reads share
  * the tracked connection with L1's fills, so a fill answered before a check that saw the change is emptied by it.
+ * The first reading (the baseline) is sent just before the first fill on each connection: a process that never
+ * fills L1 leaves no marker in the application's database.
  */
 export class DatabaseMarker {
   readonly #key: string
@@ -19,6 +21,8 @@ export class DatabaseMarker {
   readonly #changed: () => void
   readonly #log: AgentLogger
   #seen: string | undefined
+  // The baseline in flight, or taken, or failed: until the connection is lost, fills send no other.
+  #baseline: Promise<void> | undefined
   #timer: unknown
   #checking = false
 
@@ -30,31 +34,35 @@ export class DatabaseMarker {
   }
 
   /**
-   * Reads the token the fills that follow will be checked against (on every tracking redirect). A marker that
-   * cannot be read (an ACL without the key) leaves L1 working without SWAPDB detection, and says so.
+   * A fill is about to be sent on `connection`: the first one sends the baseline ahead of it, so that what it
+   * reads is checked against this database's marker. A marker that cannot be read (an ACL without the key)
+   * leaves L1 working without SWAPDB detection, and says so.
    */
-  async baseline(connection: Redis): Promise<void> {
-    try {
-      this.#seen = await this.#read(connection)
-    } catch (error) {
-      this.#seen = undefined
-      this.#log.warn(
-        { key: this.#key, error: (error as Error).message },
-        'database marker unreadable, SWAPDB goes unnoticed',
-      )
-    }
+  beforeFill(connection: Redis): void {
+    this.#baseline ??= this.#read(connection).then(
+      (token) => {
+        this.#seen = token
+      },
+      (error: unknown) => {
+        this.#log.warn(
+          { key: this.#key, error: (error as Error).message },
+          'database marker unreadable, SWAPDB goes unnoticed',
+        )
+      },
+    )
   }
 
-  /** The connection is gone: the next baseline starts afresh (L1 was emptied with the channel). */
+  /** The connection is gone, and L1 with it: the next fill takes a new baseline. */
   forget(): void {
     this.#seen = undefined
+    this.#baseline = undefined
   }
 
   /** Checks the marker every DATABASE_CHECK_MS while `connection()` gives a connection to check on. */
   start(connection: () => Redis | undefined): void {
     const tick = () => {
       const live = connection()
-      if (live !== undefined && !this.#checking) void this.#check(live)
+      if (live !== undefined && this.#seen !== undefined && !this.#checking) void this.#check(live)
       this.#timer = this.#clock.setTimeout(tick, DATABASE_CHECK_MS)
     }
     this.#timer = this.#clock.setTimeout(tick, DATABASE_CHECK_MS)
@@ -64,18 +72,17 @@ export class DatabaseMarker {
     this.#clock.clearTimeout(this.#timer)
   }
 
-  // Without a baseline (the last read failed), a token read now may be a swapped database's: L1 starts over.
   async #check(connection: Redis): Promise<void> {
     const seen = this.#seen
     this.#checking = true
     try {
       const token = await this.#read(connection)
-      // A baseline taken meanwhile (a new redirect) is the newer reading.
+      // The connection was lost meanwhile: the next baseline is the newer reading.
       if (this.#seen !== seen || token === seen) return
       this.#seen = token
       this.#changed()
     } catch {
-      // The connection failed: its loss empties L1 and the next redirect takes a new baseline.
+      // The connection failed: its loss empties L1 and the next fill takes a new baseline.
     } finally {
       this.#checking = false
     }

@@ -68,6 +68,7 @@ export class TrackedConnection {
   }
 
   fill(key: string): Promise<Fill> {
+    this.#marker?.beforeFill(this.#connection)
     return this.#connection
       .pipeline()
       .get(key)
@@ -95,6 +96,7 @@ export class TrackedConnection {
     for (const command of [read, pttl] as Array<Command & { setReplyContext?: () => void }>) {
       command.setReplyContext ??= () => {}
     }
+    this.#marker?.beforeFill(this.#connection)
     this.#connection.sendCommand(read)
     this.#connection.sendCommand(pttl)
     return Promise.all([read.promise, pttl.promise as Promise<number>])
@@ -108,8 +110,6 @@ export class TrackedConnection {
       // OFF first: the connection may still track towards a previous subscriber.
       await this.#connection.call('CLIENT', 'TRACKING', 'OFF')
       await this.#connection.call('CLIENT', 'TRACKING', 'ON', 'REDIRECT', String(id))
-      // Before any fill: what they read is then checked against this database's marker.
-      await this.#marker?.baseline(this.#connection)
       if (attempt !== this.#attempt) return
       this.state.set(true)
       this.#log.debug({ redirect: id }, 'tracking on')

@@ -3,7 +3,13 @@ import { publishRegistry } from '@heatsink/agent/testing'
 import { createNames } from '@heatsink/protocol'
 import { Redis } from 'ioredis'
 import { afterEach, describe, expect, it } from 'vitest'
-import { type RunningProxy, startProxy, usePrivateRedis, waitFor } from './support/proxy-fixture.js'
+import {
+  promoteOnEvery,
+  type RunningProxy,
+  startProxy,
+  usePrivateRedis,
+  waitFor,
+} from './support/proxy-fixture.js'
 
 // FLUSHALL, SWAPDB, CONFIG and FUNCTION LOAD: a server of this file's own.
 const redis = usePrivateRedis()
@@ -244,6 +250,24 @@ describe('L1 ends its stale window for every write Redis can make', () => {
       }
     }
   }
+})
+
+describe('the database marker', () => {
+  it('is written only once a process fills L1', async () => {
+    const admin = new Redis(redis().url)
+    clients.push(admin)
+    await admin.flushall()
+    const proxied = await startProxy(redis().url, { heatsink: { l1: L1 } })
+    const marker = createNames(proxied.namespace).databaseMarkerKey
+    const key = `${proxied.namespace}:hot`
+    await admin.set(key, 'v')
+    const client = proxied.client()
+    for (let i = 0; i < 10; i++) expect(await client.get(key)).toBe('v')
+    await new Promise((resolve) => setTimeout(resolve, 3 * DATABASE_CHECK_MS))
+    expect(await admin.exists(marker)).toBe(0)
+    await promoteOnEvery(admin, key, [proxied])
+    await waitFor(async () => (await admin.exists(marker)) === 1, 'the marker')
+  })
 })
 
 describe('scripts that declare no key', () => {
