@@ -269,6 +269,8 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       fill: (name, command, args) => this.#channels.fillReply(name, command, args),
       invalidate: (name) => this.#invalidate.key(name, 'local'),
       invalidateAll: () => this.#invalidate.all('local'),
+      barrier: () => this.#channels.barrier(),
+      l1InUse: () => this.#localCacheKeys > 0,
       publish: (names) => this.#bus.publish(names),
       splitter: this.#splitter,
       splitFactor: (hot) => this.#split.factorOf(hot),

@@ -64,6 +64,10 @@ export class ClusterTracking implements InvalidationChannels {
     return this.#onOwner(key, (tracked) => tracked.fillReply(key, command, args))
   }
 
+  barrier(): Promise<unknown> {
+    return Promise.all([...this.#masters.values()].map((master) => master.subscriber.ping()))
+  }
+
   #onOwner<T>(key: string, read: (tracked: TrackedConnection) => Promise<T>): Promise<T> {
     const owner = this.#cluster.slots[redisClusterSlot(key)]?.[0]
     const master = owner === undefined ? undefined : this.#masters.get(owner)

@@ -4,6 +4,7 @@ import { Agent } from './agent.js'
 import { assertRedisClient, isClusterClient } from './client-shape.js'
 import { ClusterTracking } from './cluster-tracking.js'
 import { OwnedConnections, roleOptions } from './connections.js'
+import { DatabaseMarker } from './database-marker.js'
 import { InvalidAgentOptionError } from './errors.js'
 import { type AgentOptions, type ResolvedOptions, resolveOptions } from './options.js'
 import { type MessageHandler, Subscriber } from './subscriber.js'
@@ -70,5 +71,11 @@ function openChannels(
   const sub = connections.add(data.duplicate(roleOptions('sub', agentId)), 'sub')
   const track = connections.add(data.duplicate(roleOptions('track', agentId)), 'track')
   const subscriber = new Subscriber(sub, [TRACKING_CHANNEL, ...channels], onMessage, log)
-  return new StandaloneTracking(subscriber, new TrackedConnection(track, subscriber, log))
+  // A database SWAPDB replaced is handled as Redis's own flush notification (a null invalidation).
+  const swapped = () => {
+    log.info({ agentId }, 'database swapped, L1 emptied')
+    onMessage(TRACKING_CHANNEL, null)
+  }
+  const marker = new DatabaseMarker(names.databaseMarkerKey, options.clock, swapped, log)
+  return new StandaloneTracking(subscriber, new TrackedConnection(track, subscriber, log, marker))
 }

@@ -11,6 +11,7 @@ export { Agent } from './agent.js'
 // For transports of the data-plane core other than the ioredis front door (services/proxy).
 export { ConnectionState, FALL_THROUGH, type Route } from './core/route.js'
 export { createAgent } from './create-agent.js'
+export { DATABASE_CHECK_MS } from './database-marker.js'
 export {
   AgentClosedError,
   AgentError,

@@ -42,6 +42,11 @@ export class Subscriber {
     if (this.#connection.status === 'wait') this.#connection.connect().catch(() => {})
   }
 
+  /** Answered after every message Redis queued for this connection before it (a subscribed RESP2 PING). */
+  ping(): Promise<unknown> {
+    return this.#connection.ping()
+  }
+
   async close(): Promise<void> {
     this.#closed = true
     this.#attempt++

@@ -1,6 +1,7 @@
 import { Command, type Redis } from 'ioredis'
 import { ChannelState } from './channel-state.js'
 import type { ReplyFill } from './core/reply-cache.js'
+import type { DatabaseMarker } from './database-marker.js'
 import type { Fill } from './l1-cache.js'
 import type { AgentLogger } from './options.js'
 import { onServerClose, type Subscriber } from './subscriber.js'
@@ -20,6 +21,11 @@ export interface InvalidationChannels {
   fill(key: string): Promise<Fill>
   /** Any read command on `key` with the key's PTTL, replies as the parser gives them, on a tracked connection. */
   fillReply(key: string, command: string, args: readonly unknown[]): Promise<ReplyFill>
+  /**
+   * Resolves once every invalidation Redis queued for the agent before the call has been applied: a PING on each
+   * subscriber, answered behind the messages queued before it.
+   */
+  barrier(): Promise<unknown>
   close(): Promise<void>
 }
 
@@ -34,12 +40,15 @@ export class TrackedConnection {
   readonly #connection: Redis
   readonly #subscriber: Subscriber
   readonly #log: AgentLogger
+  readonly #marker: DatabaseMarker | undefined
   #attempt = 0
 
-  constructor(connection: Redis, subscriber: Subscriber, log: AgentLogger) {
+  /** `marker` watches the database for SWAPDB (standalone Redis; a Cluster has one database and no SWAPDB). */
+  constructor(connection: Redis, subscriber: Subscriber, log: AgentLogger, marker?: DatabaseMarker) {
     this.#connection = connection
     this.#subscriber = subscriber
     this.#log = log
+    this.#marker = marker
     connection.on('ready', () => void this.#redirect())
     connection.on('close', () => this.#lost())
     onServerClose(connection, () => this.#lost())
@@ -51,9 +60,15 @@ export class TrackedConnection {
 
   start(): void {
     if (this.#connection.status === 'wait') this.#connection.connect().catch(() => {})
+    this.#marker?.start(() => (this.state.up ? this.#connection : undefined))
+  }
+
+  stop(): void {
+    this.#marker?.stop()
   }
 
   fill(key: string): Promise<Fill> {
+    this.#marker?.beforeFill(this.#connection)
     return this.#connection
       .pipeline()
       .get(key)
@@ -81,6 +96,7 @@ export class TrackedConnection {
     for (const command of [read, pttl] as Array<Command & { setReplyContext?: () => void }>) {
       command.setReplyContext ??= () => {}
     }
+    this.#marker?.beforeFill(this.#connection)
     this.#connection.sendCommand(read)
     this.#connection.sendCommand(pttl)
     return Promise.all([read.promise, pttl.promise as Promise<number>])
@@ -106,6 +122,7 @@ export class TrackedConnection {
 
   #lost(): void {
     this.#attempt++
+    this.#marker?.forget()
     this.state.set(false)
   }
 }
@@ -138,7 +155,12 @@ export class StandaloneTracking implements InvalidationChannels {
     return this.#tracked.fillReply(key, command, args)
   }
 
+  barrier(): Promise<unknown> {
+    return this.#subscriber.ping()
+  }
+
   async close(): Promise<void> {
+    this.#tracked.stop()
     await this.#subscriber.close()
   }
 }

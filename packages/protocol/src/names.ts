@@ -45,6 +45,11 @@ export interface HeatsinkNames {
   /** Where agents announce themselves. */
   readonly agentsKey: string
   /**
+   * A random token in each database whose keys an agent's L1 holds, in the application's own Redis: SWAPDB
+   * sends no tracking invalidation, so agents watch it change (see DatabaseMarker in @heatsink/agent).
+   */
+  readonly databaseMarkerKey: string
+  /**
    * The aggregator's per-window counters for one counter shard, a hash of plain integers: each agent's largest
    * reported count, writes and misses per key, and the cluster-wide sums (field layout in the aggregator's
    * applyReport-1.lua). The hash tag keeps one window-shard in one slot, so one script updates it atomically,
@@ -118,6 +123,7 @@ export function createNames(
     registrySnapshotKey: `${namespace}:registry:snapshot`,
     leaseKey: (key: string) => `${leasePrefix}${sameSlotTag(key)}:${key}`,
     agentsKey: `${namespace}:agents`,
+    databaseMarkerKey: `${namespace}:db-marker`,
     windowCountersKey: (windowStart: number, shard: number) => `${namespace}:w:{${windowStart}:${shard}}`,
     keyStatsKey: (hash: string) => `${namespace}:stats:${hash}`,
     sketchSampleKey: (hash: string) => `${namespace}:sketch:${hash}`,

@@ -3,7 +3,13 @@ import { publishRegistry } from '@heatsink/agent/testing'
 import { createNames } from '@heatsink/protocol'
 import { Redis } from 'ioredis'
 import { afterEach, describe, expect, it } from 'vitest'
-import { commandCalls, startProxy, usePrivateRedis, waitFor } from './support/proxy-fixture.js'
+import {
+  commandCalls,
+  promoteOnEvery,
+  startProxy,
+  usePrivateRedis,
+  waitFor,
+} from './support/proxy-fixture.js'
 
 const redis = usePrivateRedis()
 const admins: Redis[] = []
@@ -67,12 +73,7 @@ describe('hot keys through the proxy', () => {
     const direct = admin()
     const key = `${namespace}:shared`
     await direct.set(key, '0')
-    await publishRegistry(direct, createNames(namespace), { key })
-    await waitFor(
-      () =>
-        a.proxy.agent.mitigation(key) === 'local_cache' && b.proxy.agent.mitigation(key) === 'local_cache',
-      'the promotion on both proxies',
-    )
+    await promoteOnEvery(direct, key, [a, b])
     const writer = a.client()
     const reader = b.client()
     const lags: number[] = []

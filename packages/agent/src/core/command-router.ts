@@ -8,6 +8,7 @@ import { lossless } from './lossless-key.js'
 import type { CachedReply, ReplyCache, ReplyFill } from './reply-cache.js'
 import { ReplyFlights } from './reply-flights.js'
 import { type ConnectionState, FALL_THROUGH, type Route } from './route.js'
+import { ScriptBarriers, writesUndeclared } from './script-barriers.js'
 import { keyText, signatureOf } from './signature.js'
 import { SPLIT_ROUTES } from './split-routes.js'
 import { WriteFences } from './write-fences.js'
@@ -24,6 +25,10 @@ export interface CommandRouterParts {
   invalidate(name: string): void
   /** This process changed the whole keyspace (FLUSHALL, FLUSHDB, SWAPDB): everything is forgotten. */
   invalidateAll(): void
+  /** Resolves once every invalidation Redis queued for this process before the call has been applied. */
+  barrier(): Promise<unknown>
+  /** Whether L1 may hold anything (some key is local_cache). */
+  l1InUse(): boolean
   /** Tells every other agent that these registered keys were written. */
   publish(names: string[]): void
   splitter: Splitter
@@ -43,10 +48,12 @@ export class CommandRouter {
   readonly #parts: CommandRouterParts
   readonly #flights = new ReplyFlights()
   readonly #fences: WriteFences
+  readonly #scripts: ScriptBarriers
 
   constructor(parts: CommandRouterParts) {
     this.#parts = parts
     this.#fences = new WriteFences(parts.invalidate, parts.publish)
+    this.#scripts = new ScriptBarriers(parts.barrier)
   }
 
   /** The route for one command; `inTransaction` when the transport knows it is queued inside MULTI. */
@@ -67,10 +74,10 @@ export class CommandRouter {
     if (spec.access === 'none') return undefined
     const queued = inTransaction || state.inMulti
     if (spec.access === 'write') return this.#write(spec, args, state, queued)
-    if (spec.singleKey >= 0) return this.#read(spec, args, queued, spec.singleKey)
+    if (spec.singleKey >= 0) return this.#read(spec, args, state, queued, spec.singleKey)
     // EXISTS k: a cacheable command that takes many keys, called with one, is cached like any one-key read.
-    if (spec.cacheable && args.length === 1) return this.#read(spec, args, queued, 0)
-    return this.#readMany(spec, args, queued)
+    if (spec.cacheable && args.length === 1) return this.#read(spec, args, state, queued, 0)
+    return this.#readMany(spec, args, queued || state.unsettledScripts > 0)
   }
 
   /**
@@ -97,6 +104,7 @@ export class CommandRouter {
    */
   connectionClosed(state: ConnectionState): void {
     state.inMulti = false
+    this.#scripts.dropQueued(state)
     const names = state.queuedWrites
     if (names.length === 0) return
     state.queuedWrites = []
@@ -112,7 +120,13 @@ export class CommandRouter {
     this.#flights.detachAll()
   }
 
-  #read(spec: CommandSpec, args: readonly unknown[], queued: boolean, keyIndex: number): Route | undefined {
+  #read(
+    spec: CommandSpec,
+    args: readonly unknown[],
+    state: ConnectionState,
+    queued: boolean,
+    keyIndex: number,
+  ): Route | undefined {
     const { lookup, recorder, counters } = this.#parts
     const key = args[keyIndex]
     const name = keyText(key)
@@ -128,10 +142,13 @@ export class CommandRouter {
     }
     if (queued || !lossless(key, name)) return undefined
     switch (hot.mitigation) {
+      // After a script of this connection, L1 and reads in flight may not yet know what it wrote.
       case 'local_cache':
-        return spec.cacheable ? this.#fromCache(spec, args, name, hot, keyIndex) : undefined
+        return spec.cacheable && state.unsettledScripts === 0
+          ? this.#fromCache(spec, args, name, hot, keyIndex)
+          : undefined
       case 'coalesce':
-        return this.#coalesced(spec, args, name, hot, keyIndex)
+        return state.unsettledScripts === 0 ? this.#coalesced(spec, args, name, hot, keyIndex) : undefined
       case 'split':
         return this.#split(spec, args, name, hot)
     }
@@ -272,8 +289,10 @@ export class CommandRouter {
   ): Route | undefined {
     const { lookup, recorder, counters, invalidate } = this.#parts
     const indexes = spec.singleKey >= 0 ? undefined : keyIndexes(spec, args)
+    // Scripts name their keys by count, so a one-key command (most writes) skips the lookup.
+    const script = indexes !== undefined && writesUndeclared(spec.name)
     // FLUSHALL, FLUSHDB and SWAPDB write the whole keyspace and name no key.
-    if (indexes?.length === 0) return this.#flush()
+    if (indexes?.length === 0 && !script) return this.#flush()
     const written = indexes === undefined ? undefined : new Set(writtenKeyIndexes(spec, args))
     let registered: string[] | undefined
     let first: HotKey | undefined
@@ -295,6 +314,7 @@ export class CommandRouter {
       registered.push(name)
       this.#fences.raise(name)
     }
+    if (script && this.#parts.l1InUse()) return this.#script(registered, state, queued)
     if (registered === undefined) return undefined
     if (queued) {
       // Inside MULTI the write happens at EXEC: the fence holds until then.
@@ -319,9 +339,33 @@ export class CommandRouter {
     if (spec.name !== 'exec' && spec.name !== 'discard') return undefined
     state.inMulti = false
     const names = state.queuedWrites
-    if (names.length === 0) return undefined
+    const scripts = state.queuedScripts
+    if (names.length === 0 && scripts === 0) return undefined
     state.queuedWrites = []
-    return this.#fences.sendThenLift(names)
+    state.queuedScripts = 0
+    return this.#settleWrites(names, state, scripts)
+  }
+
+  // A script or function: its declared keys fenced like any write's; what it wrote without declaring reaches L1
+  // through tracking, and its connection reads past L1 until the barrier says it has (ScriptBarriers).
+  #script(registered: string[] | undefined, state: ConnectionState, queued: boolean): Route | undefined {
+    this.#scripts.sent(state, queued)
+    if (!queued) return this.#settleWrites(registered ?? [], state, 1)
+    if (registered !== undefined) state.queuedWrites.push(...registered)
+    return undefined
+  }
+
+  // Writes answered: the fences of `names` lift, and `scripts` of this connection start their barrier.
+  #settleWrites(names: string[], state: ConnectionState, scripts: number): Route {
+    if (scripts === 0) return this.#fences.sendThenLift(names)
+    return {
+      kind: 'send',
+      settle: (error, reply) => {
+        if (names.length > 0) this.#fences.lift(names)
+        this.#scripts.answered(state, scripts)
+        return error ?? reply
+      },
+    }
   }
 
   #flush(): Route {

@@ -38,4 +38,12 @@ export const FALL_THROUGH: Error = Object.freeze(new Error('heatsink: send to re
 export class ConnectionState {
   inMulti = false
   queuedWrites: string[] = []
+  /**
+   * Scripts and functions sent on this connection (they may write keys they do not declare) whose
+   * invalidations Redis may not have delivered yet: while any is, this connection's reads skip L1 (see
+   * ScriptBarriers).
+   */
+  unsettledScripts = 0
+  /** Of those, the ones queued in the open MULTI: their barrier starts when EXEC or DISCARD is answered. */
+  queuedScripts = 0
 }

@@ -79,13 +79,16 @@ export class FrontDoor {
 
   /**
    * The answer from L1 to a cacheable read method's call, or undefined. Only while nothing of this client
-   * waits in an autopipeline (a write there has not evicted yet), outside MULTI, and for string and number
-   * arguments (ioredis flattens arrays, and a Buffer may not be UTF-8).
+   * waits in an autopipeline (a write there has not evicted yet), outside MULTI, with no script of this client
+   * awaiting its barrier (see ScriptBarriers), and for string and number arguments (ioredis flattens arrays,
+   * and a Buffer may not be UTF-8).
    */
   fastRead(client: WithFrontDoor, command: string, args: unknown[]): Promise<unknown> | undefined {
     const agent = this.#agent
     const key = args[0]
-    if (agent === undefined || typeof key !== 'string' || this.state.inMulti) return undefined
+    const state = this.state
+    if (agent === undefined || typeof key !== 'string' || state.inMulti || state.unsettledScripts > 0)
+      return undefined
     if ((client as unknown as Internals)._autoPipelines.size > 0 || !this.#ready(client)) return undefined
     const last = args.length - 1
     const callback = typeof args[last] === 'function' ? (args[last] as Callback<unknown>) : undefined

@@ -64,6 +64,22 @@ const WRITES: Array<{
     expected: (i) => `v${i}`,
   },
   {
+    // Redis allows it outside Cluster: the router cannot know the key, tracking reports it (ScriptBarriers).
+    name: 'EVAL writing a key it does not declare',
+    seed: (r, key) => r.set(key, 'seed'),
+    write: (r, key, i) => r.eval("return redis.call('SET', ARGV[1], ARGV[2])", 0, key, `v${i}`),
+    read: (r, key) => r.get(key),
+    expected: (i) => `v${i}`,
+  },
+  {
+    name: 'EVAL in MULTI writing a key it does not declare',
+    seed: (r, key) => r.set(key, 'seed'),
+    write: (r, key, i) =>
+      r.multi().eval("return redis.call('SET', ARGV[1], ARGV[2])", 0, key, `v${i}`).exec(),
+    read: (r, key) => r.get(key),
+    expected: (i) => `v${i}`,
+  },
+  {
     name: 'HSET',
     seed: (r, key) => r.hset(key, 'f', 'seed'),
     write: (r, key, i) => r.hset(key, 'f', `v${i}`),

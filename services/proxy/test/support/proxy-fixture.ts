@@ -1,6 +1,8 @@
 import { once } from 'node:events'
 import { connect, type Socket } from 'node:net'
+import { publishRegistry } from '@heatsink/agent/testing'
 import { ensureRedis, freePort, type RunningService } from '@heatsink/devservices'
+import { createNames } from '@heatsink/protocol'
 import { testNamespace } from '@heatsink/test'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll } from 'vitest'
@@ -66,6 +68,15 @@ export async function startProxy(
       return socket
     },
   }
+}
+
+/** Registers `key` local_cache in the proxies' namespace and waits until every one of them has it so. */
+export async function promoteOnEvery(redis: Redis, key: string, proxies: RunningProxy[]): Promise<void> {
+  await publishRegistry(redis, createNames(proxies[0]?.namespace ?? ''), { key })
+  await waitFor(
+    () => proxies.every(({ proxy }) => proxy.agent.mitigation(key) === 'local_cache'),
+    'the promotion on every proxy',
+  )
 }
 
 afterEach(async () => {
