@@ -178,6 +178,7 @@ export const HEATSINK_NAME_PARTS: {
     'split-reconciler',
     'split-folded',
     'metrics-reporter',
+    'db-marker',
   ],
 })
 
