@@ -11,3 +11,4 @@ export {
 } from './postgres.js'
 export { type CreateTestRedisOptions, createTestRedis, type TestRedis, useTestRedis } from './redis.js'
 export { requireServiceUrl, type ServiceVariable } from './service-env.js'
+export { type FuzzBatch, type FuzzCommand, fuzzBatches, seededRandom } from './split-fuzz.js'

@@ -274,6 +274,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       publish: (names) => this.#bus.publish(names),
       splitter: this.#splitter,
       splitFactor: (hot) => this.#split.factorOf(hot),
+      holdSplit: (hot, n) => this.#split.hold(hot, n),
     })
     // One agent at a time (under a lease) evens out shards that drifted and finishes folds others left.
     this.#reconciler = this.#splitter.startReconciler({

@@ -50,7 +50,7 @@ export class SplitCommands {
 
   // args as the caller gave them: the key, the command's arguments (arrays flattened, as ioredis does), maybe a
   // trailing callback. The split form of each command, and which argument forms it serves, come from the core's
-  // table (SPLIT_ROUTES), shared with the front door.
+  // table (SPLIT_ROUTES).
   #run(command: string, write: boolean, args: unknown[]): Promise<unknown> {
     const { data, splitter, strategy, lookup, record } = this.#options
     const callback = takeCallback(args)

@@ -70,6 +70,16 @@ export class SplitStrategy implements MitigationStrategy {
     this.#background('fold', hot.key, this.#splitter.fold(hot.key, n))
   }
 
+  /**
+   * Folds layout `n` of the key into its base key for the data plane, which found a command the split key cannot
+   * answer faithfully. The reconciler leaves it alone from now on (it would reopen the gates); a registry change
+   * (enter, leave, a new N) takes it from here.
+   */
+  hold(hot: HotKey, n: number): Promise<unknown> {
+    this.#active.delete(hot.key)
+    return this.#splitter.fold(hot.key, n)
+  }
+
   /** Keys split now, with their N, for the reconciler. */
   splitKeys(): Array<{ key: string; n: number }> {
     return [...this.#active].map(([key, n]) => ({ key, n }))

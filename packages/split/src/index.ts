@@ -1,3 +1,4 @@
+export type { BaseShape } from './base-shape.js'
 export type { SplitSettings, SplitterOptions } from './context.js'
 export type { CopyExpiry } from './copies.js'
 export {

@@ -1,3 +1,4 @@
+import { type BaseShape, readBaseShape } from './base-shape.js'
 import { createContext, type SplitContext, type SplitterOptions } from './context.js'
 import { type CopyExpiry, SplitCopies } from './copies.js'
 import { SplitCounter } from './counter.js'
@@ -95,6 +96,11 @@ export class Splitter {
     assertSplitFactor(n)
     const sum = await this.#counter.read(key, n)
     return sum === null ? null : sum.toString()
+  }
+
+  /** The base key's type, expiry and string value: what decides whether a data plane may serve the key split. */
+  baseShape(key: string): Promise<BaseShape> {
+    return readBaseShape(this.#ctx, key)
   }
 
   // Sets

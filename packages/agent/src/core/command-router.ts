@@ -7,10 +7,10 @@ import type { AgentCounters } from '../stats.js'
 import { lossless } from './lossless-key.js'
 import type { CachedReply, ReplyCache, ReplyFill } from './reply-cache.js'
 import { ReplyFlights } from './reply-flights.js'
-import { type ConnectionState, FALL_THROUGH, type Route } from './route.js'
+import { type AfterRoute, type ConnectionState, FALL_THROUGH, type Route } from './route.js'
 import { ScriptBarriers, writesUndeclared } from './script-barriers.js'
 import { keyText, signatureOf } from './signature.js'
-import { SPLIT_ROUTES } from './split-routes.js'
+import { SplitKeys, type SplitWait } from './split-keys.js'
 import { WriteFences } from './write-fences.js'
 
 /** What the router reads and acts on: the agent's parts, none of them a client connection. */
@@ -34,7 +34,12 @@ export interface CommandRouterParts {
   splitter: Splitter
   /** A split key's factor, resharding first when the registry changed it. */
   splitFactor(hot: HotKey): number
+  /** Folds split key `hot` (laid out over `n`) into its base key, where it stays until the registry changes. */
+  holdSplit(hot: HotKey, n: number): Promise<unknown>
 }
+
+/** A decision: a route, a wait for a split key's classification or fold (then decide again), or send unchanged. */
+type Decision = Route | SplitWait | undefined
 
 /**
  * The data-plane core: one decision per command, from the command table. Every key a command touches is
@@ -42,18 +47,28 @@ export interface CommandRouterParts {
  * share one round trip, split keys go over their shards, and everything else goes to Redis unchanged. Writes
  * to a registered key evict this process's L1 before they are sent and again when answered, and while one is
  * in flight no read of the key is filled from the tracking connection (it would overtake the write): reads
- * queue behind it on the client's own connection, so a process always reads its own writes.
+ * queue behind it on the client's own connection, so a process always reads its own writes. A command of a
+ * connection that comes after one the core is still carrying out for a split key waits for it (an 'after'
+ * route), so Redis sees the connection's commands in their order.
  */
 export class CommandRouter {
   readonly #parts: CommandRouterParts
   readonly #flights = new ReplyFlights()
   readonly #fences: WriteFences
   readonly #scripts: ScriptBarriers
+  readonly #splitKeys: SplitKeys
+  // What settles once an 'after' route's command has been carried out.
+  readonly #afterDone = new WeakMap<AfterRoute, Promise<void>>()
 
   constructor(parts: CommandRouterParts) {
     this.#parts = parts
     this.#fences = new WriteFences(parts.invalidate, parts.publish)
     this.#scripts = new ScriptBarriers(parts.barrier)
+    this.#splitKeys = new SplitKeys({
+      splitter: parts.splitter,
+      splitFactor: parts.splitFactor,
+      hold: parts.holdSplit,
+    })
   }
 
   /** The route for one command; `inTransaction` when the transport knows it is queued inside MULTI. */
@@ -63,6 +78,25 @@ export class CommandRouter {
     state: ConnectionState,
     inTransaction: boolean,
   ): Route | undefined {
+    const tail = state.tail
+    if (tail !== undefined) {
+      return this.#after(tail, state, true, () => this.#decide(command, args, state, inTransaction))
+    }
+    const decision = this.#decide(command, args, state, inTransaction)
+    if (decision === undefined || 'kind' in decision) {
+      const settled = this.#settledOf(decision)
+      if (settled !== undefined) this.#holdConnection(state, settled)
+      return decision
+    }
+    return this.#waitThen(decision, state, true, () => this.#decide(command, args, state, inTransaction))
+  }
+
+  #decide(
+    command: string,
+    args: readonly unknown[],
+    state: ConnectionState,
+    inTransaction: boolean,
+  ): Decision {
     const spec = lookupCommand(command)
     const counters = this.#parts.counters
     counters.requests++
@@ -70,7 +104,7 @@ export class CommandRouter {
       counters.unknownCommands++
       return undefined
     }
-    if (spec.transaction) return this.#transaction(spec, state)
+    if (spec.transaction) return this.#transaction(spec, args, state)
     if (spec.access === 'none') return undefined
     const queued = inTransaction || state.inMulti
     if (spec.access === 'write') return this.#write(spec, args, state, queued)
@@ -126,7 +160,7 @@ export class CommandRouter {
     state: ConnectionState,
     queued: boolean,
     keyIndex: number,
-  ): Route | undefined {
+  ): Decision {
     const { lookup, recorder, counters } = this.#parts
     const key = args[keyIndex]
     const name = keyText(key)
@@ -140,18 +174,19 @@ export class CommandRouter {
       const weight = missSampleWeight(reads)
       return weight === 0 ? undefined : this.#watchMiss(name, weight)
     }
-    if (queued || !lossless(key, name)) return undefined
-    switch (hot.mitigation) {
-      // After a script of this connection, L1 and reads in flight may not yet know what it wrote.
-      case 'local_cache':
-        return spec.cacheable && state.unsettledScripts === 0
-          ? this.#fromCache(spec, args, name, hot, keyIndex)
-          : undefined
-      case 'coalesce':
-        return state.unsettledScripts === 0 ? this.#coalesced(spec, args, name, hot, keyIndex) : undefined
-      case 'split':
-        return this.#split(spec, args, name, hot)
+    if (!lossless(key, name)) return undefined
+    if (hot.mitigation === 'split') {
+      return keyIndex === 0
+        ? this.#splitKeys.route(spec.name, args.slice(1), name, hot, queued)
+        : this.#splitKeys.foldFor(hot)
     }
+    // After a script of this connection, L1 and reads in flight may not yet know what it wrote.
+    if (queued || state.unsettledScripts > 0) return undefined
+    return hot.mitigation === 'local_cache'
+      ? spec.cacheable
+        ? this.#fromCache(spec, args, name, hot, keyIndex)
+        : undefined
+      : this.#coalesced(spec, args, name, hot, keyIndex)
   }
 
   #fromCache(
@@ -215,29 +250,27 @@ export class CommandRouter {
     }
   }
 
-  #split(spec: CommandSpec, args: readonly unknown[], name: string, hot: HotKey): Route | undefined {
-    const route = SPLIT_ROUTES.get(spec.name)
-    const rest = args.slice(1)
-    if (route === undefined || (route.splittable !== undefined && !route.splittable(rest))) return undefined
-    const reply = route.run(this.#parts.splitter, name, this.#parts.splitFactor(hot), rest)
-    return { kind: 'deferred', reply }
-  }
-
   // MGET and the other reads of several keys: every key recorded; MGET's local_cache keys come from L1, the
   // rest stay in one MGET on the client's connection (so it keeps its place among the client's commands).
-  #readMany(spec: CommandSpec, args: readonly unknown[], queued: boolean): Route | undefined {
+  #readMany(spec: CommandSpec, args: readonly unknown[], queued: boolean): Decision {
     const { lookup, recorder, counters } = this.#parts
     const indexes = keyIndexes(spec, args)
     let local: number[] | undefined
+    let split: HotKey[] | undefined
     for (const index of indexes) {
       const name = keyText(args[index])
       const hot = lookup(name)
       recorder.record(name, false)
       counters.reads++
+      if (hot?.mitigation === 'split') {
+        split ??= []
+        split.push(hot)
+      }
       if (hot?.mitigation !== 'local_cache') continue
       local ??= []
       local.push(index)
     }
+    if (split !== undefined) return this.#foldAll(split)
     if (local === undefined || queued || spec.name !== 'mget') return undefined
     return this.#multiGet(args, local)
   }
@@ -281,12 +314,7 @@ export class CommandRouter {
     }
   }
 
-  #write(
-    spec: CommandSpec,
-    args: readonly unknown[],
-    state: ConnectionState,
-    queued: boolean,
-  ): Route | undefined {
+  #write(spec: CommandSpec, args: readonly unknown[], state: ConnectionState, queued: boolean): Decision {
     const { lookup, recorder, counters, invalidate } = this.#parts
     const indexes = spec.singleKey >= 0 ? undefined : keyIndexes(spec, args)
     // Scripts name their keys by count, so a one-key command (most writes) skips the lookup.
@@ -295,13 +323,17 @@ export class CommandRouter {
     if (indexes?.length === 0 && !script) return this.#flush()
     const written = indexes === undefined ? undefined : new Set(writtenKeyIndexes(spec, args))
     let registered: string[] | undefined
-    let first: HotKey | undefined
+    let split: HotKey[] | undefined
     for (let i = 0, n = indexes?.length ?? 1; i < n; i++) {
       const index = indexes === undefined ? spec.singleKey : (indexes[i] as number)
       const name = keyText(args[index])
       const hot = lookup(name)
       const write = written === undefined || written.has(index)
       recorder.record(name, write)
+      if (hot?.mitigation === 'split') {
+        split ??= []
+        split.push(hot)
+      }
       if (!write) {
         counters.reads++
         continue
@@ -309,10 +341,25 @@ export class CommandRouter {
       counters.writes++
       invalidate(name)
       if (hot === undefined) continue
-      first ??= hot
       registered ??= []
       registered.push(name)
       this.#fences.raise(name)
+    }
+    if (split !== undefined) {
+      const only = split[0] as HotKey
+      const decision =
+        indexes === undefined && spec.singleKey === 0
+          ? this.#splitKeys.route(spec.name, args.slice(1), only.key, only, queued)
+          : this.#foldAll(split)
+      if (decision !== undefined) {
+        if ('kind' in decision) {
+          const reply = this.#fences.liftAfter(registered as string[], decision.reply)
+          return { kind: 'deferred', ordered: true, reply }
+        }
+        // Decided again once the key is folded: the fences are raised again then.
+        if (registered !== undefined) this.#fences.lift(registered)
+        return decision
+      }
     }
     if (script && this.#parts.l1InUse()) return this.#script(registered, state, queued)
     if (registered === undefined) return undefined
@@ -321,17 +368,11 @@ export class CommandRouter {
       state.queuedWrites.push(...registered)
       return undefined
     }
-    const names = registered
-    const split =
-      first?.mitigation === 'split' && indexes === undefined
-        ? this.#split(spec, args, first.key, first)
-        : undefined
-    if (split?.kind === 'deferred')
-      return { kind: 'deferred', reply: this.#fences.liftAfter(names, split.reply) }
-    return this.#fences.sendThenLift(names)
+    return this.#fences.sendThenLift(registered)
   }
 
-  #transaction(spec: CommandSpec, state: ConnectionState): Route | undefined {
+  #transaction(spec: CommandSpec, args: readonly unknown[], state: ConnectionState): Decision {
+    if (spec.name === 'watch') return this.#watch(args)
     if (spec.name === 'multi') {
       state.inMulti = true
       return undefined
@@ -368,6 +409,95 @@ export class CommandRouter {
     }
   }
 
+  // WATCH of a split key would watch only its base key: the key is folded first.
+  #watch(args: readonly unknown[]): SplitWait | undefined {
+    let split: HotKey[] | undefined
+    for (const key of args) {
+      const hot = this.#parts.lookup(keyText(key))
+      if (hot?.mitigation === 'split') {
+        split ??= []
+        split.push(hot)
+      }
+    }
+    return split === undefined ? undefined : this.#foldAll(split)
+  }
+
+  // A command naming split keys beside others (or a script declaring one) runs on the base keys, once folded.
+  #foldAll(split: readonly HotKey[]): SplitWait | undefined {
+    const waits: Array<Promise<Error | undefined>> = []
+    for (const hot of split) {
+      const wait = this.#splitKeys.foldFor(hot)
+      if (wait !== undefined) waits.push(wait.ready)
+    }
+    if (waits.length === 0) return undefined
+    return { ready: Promise.all(waits).then((errors) => errors.find((error) => error !== undefined)) }
+  }
+
+  /**
+   * A command that waits for `ready`, then is decided again; `holdConnection` when the connection's later
+   * commands are not already behind it (they are when it is itself being decided behind an earlier one).
+   */
+  #after(
+    ready: Promise<unknown>,
+    state: ConnectionState,
+    holdConnection: boolean,
+    decide: () => Decision,
+  ): AfterRoute {
+    let release!: () => void
+    const done = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    if (holdConnection) this.#holdConnection(state, done)
+    const route: AfterRoute = {
+      kind: 'after',
+      ready,
+      next: () => {
+        const decision = decide()
+        const inner =
+          decision === undefined || 'kind' in decision
+            ? decision
+            : this.#waitThen(decision, state, false, decide)
+        const settled = this.#settledOf(inner)
+        if (settled === undefined) release()
+        else settled.then(release)
+        return inner
+      },
+    }
+    this.#afterDone.set(route, done)
+    return route
+  }
+
+  // Waits for a split key's classification or fold; a fold that failed fails the command with its reason.
+  #waitThen(
+    wait: SplitWait,
+    state: ConnectionState,
+    holdConnection: boolean,
+    decide: () => Decision,
+  ): AfterRoute {
+    let failure: Error | undefined
+    const ready = wait.ready.then((error) => {
+      failure = error
+    })
+    return this.#after(ready, state, holdConnection, () =>
+      failure === undefined ? decide() : { kind: 'deferred', reply: Promise.reject(failure) },
+    )
+  }
+
+  // What settles once a route's command has been carried out, when the connection's later commands must wait.
+  #settledOf(route: Route | undefined): Promise<void> | undefined {
+    if (route === undefined) return undefined
+    if (route.kind === 'after') return this.#afterDone.get(route)
+    if (route.kind === 'deferred' && route.ordered === true) return route.reply.then(noop, noop)
+    return undefined
+  }
+
+  #holdConnection(state: ConnectionState, done: Promise<void>): void {
+    state.tail = done
+    done.then(() => {
+      if (state.tail === done) state.tail = undefined
+    })
+  }
+
   #flush(): Route {
     const invalidateAll = this.#parts.invalidateAll
     invalidateAll()
@@ -402,3 +532,5 @@ export class CommandRouter {
     hot.misses++
   }
 }
+
+function noop(): void {}

@@ -2,7 +2,7 @@
  * What the data-plane core decided for one command, for the transport (the ioredis front door, the RESP proxy)
  * to carry out. `undefined` (the common case, no allocation) means: send it to Redis unchanged, nothing more.
  */
-export type Route = ServedRoute | DeferredRoute | SendRoute
+export type Route = ServedRoute | DeferredRoute | SendRoute | AfterRoute
 
 /** Answer now with `reply`, a reply as the Redis parser gives it; nothing goes to Redis. */
 export interface ServedRoute {
@@ -19,6 +19,19 @@ export interface ServedRoute {
 export interface DeferredRoute {
   readonly kind: 'deferred'
   readonly reply: Promise<unknown>
+  /** The connection's later commands wait until it settles (a split key's command: Redis's order). */
+  readonly ordered?: boolean
+}
+
+/**
+ * Wait until `ready` settles (it never rejects), then carry out `next()`, the command's route at that moment
+ * (undefined: send it unchanged). The command keeps its place among the connection's replies; the transport
+ * writes nothing for it until then. Commands behind a split key's command, or behind a fold, take this route.
+ */
+export interface AfterRoute {
+  readonly kind: 'after'
+  readonly ready: Promise<unknown>
+  next(): Route | undefined
 }
 
 /**
@@ -46,4 +59,9 @@ export class ConnectionState {
   unsettledScripts = 0
   /** Of those, the ones queued in the open MULTI: their barrier starts when EXEC or DISCARD is answered. */
   queuedScripts = 0
+  /**
+   * While set, an earlier command of this connection is still being carried out by the core (a split key's
+   * command, a fold): every later command waits for it, so that Redis sees them in the connection's order.
+   */
+  tail: Promise<void> | undefined = undefined
 }

@@ -11,10 +11,11 @@ const text = (arg: unknown): string => (Buffer.isBuffer(arg) ? arg.toString() : 
 const texts = (args: readonly unknown[]): string[] => args.map(text)
 
 /**
- * The commands a split key answers over its shards (seed 004's key splitting with transparent aggregation):
+ * The split forms of `createAgent`'s own commands (its `incr`, `sadd`, `zadd`, `set` of read-mostly copies...):
  * counter writes to one random shard and reads of the sum, set and sorted-set writes to shards and reads over
- * all, a plain value as N read-mostly copies. Every other command on a split key goes to the base key.
- * Replies are what the client would have got from Redis (numbers, strings, arrays), not parser Buffers.
+ * all, a plain value as N read-mostly copies, with the splitter's semantics (docs/architecture.md, "Key
+ * splitting"). The front doors do not use this table: they serve only what is faithful to Redis (split-keys.ts).
+ * Replies are strings and numbers, not parser Buffers.
  */
 export const SPLIT_ROUTES: ReadonlyMap<string, SplitRoute> = new Map<string, SplitRoute>([
   ['incr', { run: (s, name, n) => s.incr(name, n) }],

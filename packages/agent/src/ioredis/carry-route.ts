@@ -41,6 +41,15 @@ export function carryRoute(route: Route, command: RoutableCommand, stream: unkno
         },
       )
       return command.promise
+    case 'after':
+      skipWrite(stream)
+      // Off the pipeline's write: by now the pipeline has flushed, so the command goes on the socket in turn.
+      route.ready.then(() => {
+        const next = route.next()
+        if (next === undefined) send(command as unknown as Command)
+        else carryRoute(next, command, undefined, send)
+      })
+      return command.promise
     case 'send': {
       if (route.args !== undefined) command.args = route.args
       const { resolve, reject } = command

@@ -12,7 +12,7 @@ afterEach(async () => {
 })
 
 describe('split keys through the front door', () => {
-  it('spreads INCRs from plain ioredis calls over shards, reads the sum, sets and sorted sets merged, folds back', async () => {
+  it('spreads INCRs from plain ioredis calls over shards, reads the sum, answers sets and sorted sets on the base key (folded), folds back', async () => {
     const { namespace, url } = redis()
     const r = new Redis(url, { heatsink: { namespace } })
     open.push(r)

@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net'
-import { type Agent, ConnectionState } from '@heatsink/agent'
+import { type Agent, ConnectionState, type Route } from '@heatsink/agent'
 import { type CommandSpec, isBlocking, lookupCommand } from '@heatsink/commands'
 import type { BackendConnection } from '../backend/backend-connection.js'
 import type { BackendPool } from '../backend/backend-pool.js'
@@ -336,8 +336,28 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
       this.#db !== this.#context.backendDb
         ? undefined
         : this.#context.agent.router.route(name, args, this.#state, false)
+    this.#carry(route, spec, name, args, request, undefined)
+  }
+
+  // Carries out the core's route for a request, into `slot` when its place among the replies was reserved
+  // before (a request that waited for an earlier one: an 'after' route).
+  #carry(
+    route: Route | undefined,
+    spec: CommandSpec | undefined,
+    name: string,
+    args: Buffer[],
+    request: Request,
+    reserved: ReplySlot | undefined,
+  ): void {
+    const stats = this.#context.stats
     if (route === undefined) {
-      const sink = withoutReserved(this.#context.reserved, name, args, this.#output.reserve(), this.#resp3)
+      const sink = withoutReserved(
+        this.#context.reserved,
+        name,
+        args,
+        reserved ?? this.#output.reserve(),
+        this.#resp3,
+      )
       this.#send(spec, name, args, request.raw, sink)
       if (this.#transactionPin && (name === 'exec' || name === 'discard'))
         this.#whenDrained(() => this.#endTransaction())
@@ -354,20 +374,27 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
           : route.key !== undefined
             ? cachedReplyBytes(reply)
             : encodeOnce(reply)
-        this.#output.reply(bytes)
+        if (reserved === undefined) this.#output.reply(bytes)
+        else reserved.complete(bytes)
         return
       }
       case 'deferred': {
-        const slot = this.#output.reserve()
+        const slot = reserved ?? this.#output.reserve()
         const encode = replyEncoder(this.#resp3, name, args, spec?.access === 'write')
         settleDeferred(route.reply, slot, encode, () => this.#send(spec, name, args, request.raw, slot))
+        return
+      }
+      case 'after': {
+        const slot = reserved ?? this.#output.reserve()
+        route.ready.then(() => this.#carry(route.next(), spec, name, args, request, slot))
         return
       }
       case 'send': {
         const sent = (route.args as Buffer[] | undefined) ?? args
         const bytes = route.args === undefined ? request.raw : encodeRequest([request.name, ...sent])
         const encode = replyEncoder(this.#resp3, name, args, spec?.access === 'write')
-        this.#send(spec, name, sent, bytes, new SettledSink(this.#output.reserve(), route.settle, encode))
+        const slot = reserved ?? this.#output.reserve()
+        this.#send(spec, name, sent, bytes, new SettledSink(slot, route.settle, encode))
         if (this.#transactionPin && (name === 'exec' || name === 'discard'))
           this.#whenDrained(() => this.#endTransaction())
         return
