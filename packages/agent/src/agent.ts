@@ -1,3 +1,4 @@
+import { CommandForm } from '@heatsink/commands'
 import type { Mitigation } from '@heatsink/protocol'
 import { TumblingWindows, WindowRecorder } from '@heatsink/sketch'
 import { createSplitter, type Reconciler, type Splitter } from '@heatsink/split'
@@ -344,7 +345,8 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     checkLoadOptions(options)
     options.signal?.throwIfAborted()
     if (this.#closing !== undefined) throw new AgentClosedError()
-    this.#recorder.record(key, false)
+    // Its fills write an envelope through a script: never a form a split key answers.
+    this.#recorder.record(key, false, CommandForm.other)
     const counters = this.#counters
     counters.requests++
     counters.reads++

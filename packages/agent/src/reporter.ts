@@ -227,7 +227,7 @@ export class Reporter {
       dropped,
       registryVersion: this.#options.view.version,
       partial,
-      candidates: candidates(hitters),
+      ...candidatesAndForms(hitters),
       ...(rates.length > 0 ? { rates } : {}),
       ...(error !== undefined ? { sketchError: error } : {}),
       hotKeyStats,
@@ -337,12 +337,19 @@ function sketchError(summary: WindowSummary, view: RegistryView): SketchError | 
   return { sampled, meanRelativeError, maxRelativeError, bound, overBound, keys }
 }
 
-function candidates(hitters: readonly HeavyHitter[]): CompactCandidate[] {
-  const entries: CompactCandidate[] = []
-  for (const { key, count, reads, writes, misses } of hitters) {
-    if (onTheWire(key)) entries.push(compactCandidate(key, count, reads, writes, misses))
+// The candidates, and beside them the command forms seen on each (one mask per candidate, in the same order).
+function candidatesAndForms(hitters: readonly HeavyHitter[]): {
+  candidates: CompactCandidate[]
+  forms: number[]
+} {
+  const candidates: CompactCandidate[] = []
+  const forms: number[] = []
+  for (const { key, count, reads, writes, misses, forms: seen } of hitters) {
+    if (!onTheWire(key)) continue
+    candidates.push(compactCandidate(key, count, reads, writes, misses))
+    forms.push(seen)
   }
-  return entries
+  return { candidates, forms }
 }
 
 // A key the wire refuses (empty, or over MAX_KEY_BYTES) would make the aggregator refuse the whole report.

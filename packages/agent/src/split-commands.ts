@@ -1,3 +1,4 @@
+import { type CommandSpec, lookupCommand } from '@heatsink/commands'
 import type { Splitter } from '@heatsink/split'
 import type { Cluster, Redis, RedisKey } from 'ioredis'
 import { keyName, nodeify, takeCallback } from './command-args.js'
@@ -12,8 +13,8 @@ export interface SplitCommandsOptions {
   strategy: SplitStrategy
   /** The key's registry entry as this agent sees it. */
   lookup(name: string): HotKey | undefined
-  /** Records a command on the key in the sketch and the agent's counters. */
-  record(name: string, write: boolean): void
+  /** Records a command on the key (its arguments, the key first, give its form) in the sketch and counters. */
+  record(name: string, write: boolean, spec: CommandSpec, args: readonly unknown[]): void
 }
 
 type Variadic = (...args: unknown[]) => Promise<unknown>
@@ -56,10 +57,10 @@ export class SplitCommands {
     const callback = takeCallback(args)
     const [key, ...given] = args as [RedisKey, ...unknown[]]
     const name = keyName(key)
-    record(name, write)
+    const rest = given.flat()
+    record(name, write, lookupCommand(command) as CommandSpec, [key, ...rest])
     const hot = lookup(name)
     const route = SPLIT_ROUTES.get(command)
-    const rest = given.flat()
     const result =
       hot !== undefined &&
       hot.mitigation === 'split' &&

@@ -1,3 +1,4 @@
+import { CommandForm, type CommandSpec, lookupCommand } from '@heatsink/commands'
 import type { HeatsinkNames } from '@heatsink/protocol'
 import type { WindowRecorder } from '@heatsink/sketch'
 import type { Splitter } from '@heatsink/split'
@@ -5,6 +6,7 @@ import { delAndBreakLeases, type SetArguments, setAndBreakLease } from '@heatsin
 import type { Callback, Redis, RedisKey } from 'ioredis'
 import { keyName, keysOf, nodeify, takeCallback } from './command-args.js'
 import { lossless } from './core/lossless-key.js'
+import { recordCommand } from './core/record-command.js'
 import { SPLIT_ROUTES, type SplitRoute } from './core/split-routes.js'
 import { missSampleWeight } from './miss-sampling.js'
 import type { MultiGet } from './multi-get.js'
@@ -32,6 +34,8 @@ export interface WrappedCommandsParts {
 
 type Variadic = (...args: unknown[]) => Promise<unknown>
 
+const SET_SPEC = lookupCommand('set') as CommandSpec
+
 /**
  * The agent object's own commands (`createAgent`'s API, before the ioredis front door routed every command):
  * ioredis's get, set, del and mget and the counter, set and sorted-set commands, one method each, with ioredis's
@@ -50,13 +54,11 @@ export class WrappedCommands {
       splitter: parts.splitter,
       strategy: parts.split,
       lookup: parts.lookup,
-      record: (name, write) => {
+      record: (name, write, spec, args) => {
         parts.counters.requests++
-        if (write) this.#recordWrite(name)
-        else {
-          parts.recorder.record(name, false)
-          parts.counters.reads++
-        }
+        recordCommand(parts.recorder, spec, args, name, write)
+        if (write) this.#wrote(name)
+        else parts.counters.reads++
       },
     })
   }
@@ -67,7 +69,7 @@ export class WrappedCommands {
     const name = typeof key === 'string' ? key : key.toString()
     // The registry lookup first: it leaves V8's hash of the string cached for the recorder's candidate lookup.
     const hot = lookup(name)
-    const reads = recorder.record(name, false)
+    const reads = recorder.record(name, false, CommandForm.get)
     counters.requests++
     counters.reads++
     if (hot !== undefined) return nodeify(hot.strategy.get(key, name, hot), callback)
@@ -86,7 +88,8 @@ export class WrappedCommands {
     const callback = takeCallback(rest)
     const name = keyName(key)
     counters.requests++
-    this.#recordWrite(name)
+    recordCommand(this.#parts.recorder, SET_SPEC, [key, ...rest], name, true)
+    this.#wrote(name)
     const hot = lookup(name)
     // A split key's plain value is kept as N copies: a write goes to all of them, a read to one.
     const copies = SPLIT_ROUTES.get('set') as SplitRoute
@@ -105,7 +108,10 @@ export class WrappedCommands {
     const keys = keysOf(args)
     const names = keys.map(keyName)
     this.#parts.counters.requests++
-    for (const name of names) this.#recordWrite(name)
+    for (const name of names) {
+      this.#parts.recorder.record(name, true, CommandForm.other)
+      this.#wrote(name)
+    }
     return nodeify(this.#written(names, this.#delete(keys, names, args)), callback)
   }) as Redis['del']
 
@@ -119,7 +125,7 @@ export class WrappedCommands {
     const local: number[] = []
     for (let i = 0; i < names.length; i++) {
       const name = names[i] as string
-      recorder.record(name, false)
+      recorder.record(name, false, CommandForm.stringOther)
       counters.reads++
       if (lookup(name)?.strategy.servesReads) local.push(i)
     }
@@ -134,11 +140,10 @@ export class WrappedCommands {
     })
   }
 
-  #recordWrite(name: string): void {
-    const { recorder, counters, invalidate } = this.#parts
-    recorder.record(name, true)
-    counters.writes++
-    invalidate(name)
+  // After a write was recorded: counted, and forgotten by this process's L1.
+  #wrote(name: string): void {
+    this.#parts.counters.writes++
+    this.#parts.invalidate(name)
   }
 
   // A DEL through the lease-breaking script, one key or several. A key that is not UTF-8 cannot be a

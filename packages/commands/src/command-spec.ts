@@ -35,6 +35,11 @@ export interface CommandSpec {
    * exactly one key at a fixed position, else -1. The hot path reads args[singleKey] without allocating.
    */
   readonly singleKey: number
+  /**
+   * The command's form family (a CommandForm bit), or 0 for the few commands whose options decide whether a
+   * split key could answer them (SET, ZADD, ZRANGE, ZREVRANGE): ask commandForm(spec, args) for those.
+   */
+  readonly form: number
 }
 
 /** The key layout of a command as `COMMAND INFO` gives it (legacy first key, last key, step). */

@@ -1,5 +1,6 @@
 import { CACHEABLE_COMMANDS } from './cacheable.js'
 import { COMMAND_DATA, hasFixedKeys } from './command-data.js'
+import { COMMAND_FORMS, CommandForm } from './command-forms.js'
 import type { CommandAccess, CommandData, CommandSpec } from './command-spec.js'
 import { KEY_FINDERS } from './key-finders.js'
 import { OVERRIDES } from './overrides.js'
@@ -32,6 +33,7 @@ function buildSpec(name: string, data: CommandData): CommandSpec {
     noScript: flags.includes('noscript'),
     cacheable: CACHEABLE_COMMANDS.has(name),
     singleKey: singleKeyOf(name, data),
+    form: COMMAND_FORMS.get(name) ?? CommandForm.other,
   }
   // Frozen: every caller shares the one spec per command.
   const override = Object.hasOwn(OVERRIDES, name) ? OVERRIDES[name] : undefined

@@ -1,5 +1,7 @@
 export { isBlocking } from './blocking.js'
 export { CACHEABLE_COMMANDS } from './cacheable.js'
+export { COMMAND_FORMS, CommandForm, commandForm, FORM_NAMES, KNOWN_FORMS } from './command-forms.js'
 export type { CommandAccess, CommandSpec } from './command-spec.js'
 export { allCommands, lookupCommand } from './command-table.js'
 export { keyIndexes, writtenKeyIndexes } from './key-indexes.js'
+export { formNames, knownForms, type SplitKind, splitKindOf } from './split-kinds.js'

@@ -110,4 +110,8 @@ export interface KeyStatsBody {
   coalesceCollapseRatio: number | null
   splitShardCounts: number[]
   agents: number
+  /** The command forms agents reported on the key recently (absent from aggregators older than the field). */
+  commandForms?: string[]
+  /** The one split kind those forms belong to; null: never split automatically. */
+  splitKind?: string | null
 }

@@ -5,6 +5,9 @@ import { WIRE_VERSION } from './version.js'
 
 /** Most candidates one report may carry; bounds the aggregator's work per stream entry. */
 export const MAX_CANDIDATES = 10_000
+/** A set of command forms as a bitmask (a 31-bit non-negative integer). */
+const FormMask = z.int().min(0).max(0x7fffffff)
+
 /** Most hot-key stats one report may carry. */
 export const MAX_HOT_KEY_STATS = 10_000
 
@@ -96,42 +99,55 @@ export const SketchError = z.object({
 export type SketchError = z.infer<typeof SketchError>
 
 /** One agent's per-window report, appended to a report stream. */
-export const WindowReport = z.object({
-  v: z.literal(WIRE_VERSION),
-  kind: z.literal('report'),
-  agentId: AgentId,
-  /** Per agent, increasing by report; gaps show reports lost between agent and aggregator. */
-  seq: Count,
-  windowStart: EpochMs,
-  windowMs: PositiveInt,
-  /** Requests the agent recorded in the window, candidate or not. */
-  total: Count,
-  /** Reports this agent dropped (not delivered) since its last delivered one. */
-  dropped: Count,
-  /**
-   * The registry version the agent held when it sent the report, so operators see agents that lag behind the
-   * registry. Optional: agents older than this field leave it out, and it needs no new wire version.
-   */
-  registryVersion: Count.optional(),
-  /**
-   * Sent before the window closed, because a key crossed the agent's fast-report floor: counts so far.
-   * The window's final report follows with partial false.
-   */
-  partial: z.boolean().default(false),
-  candidates: z.array(CandidateEntry).max(MAX_CANDIDATES),
-  /**
-   * In partial reports: [key, requests per second] for keys past the fast-report floor, measured by the agent over
-   * the last tenth of a second or more (the fast path judges a surge by its rate, not by the counts a window has
-   * had time to gather). Optional and additive: no new wire version.
-   */
-  rates: z
-    .array(z.tuple([RedisKey, Count]))
-    .max(MAX_CANDIDATES)
-    .optional(),
-  /** In final reports, with the agent's error sampling on: the sketch's error measured against exact counts. */
-  sketchError: SketchError.optional(),
-  hotKeyStats: z.array(HotKeyStats).max(MAX_HOT_KEY_STATS).default([]),
-})
+export const WindowReport = z
+  .object({
+    v: z.literal(WIRE_VERSION),
+    kind: z.literal('report'),
+    agentId: AgentId,
+    /** Per agent, increasing by report; gaps show reports lost between agent and aggregator. */
+    seq: Count,
+    windowStart: EpochMs,
+    windowMs: PositiveInt,
+    /** Requests the agent recorded in the window, candidate or not. */
+    total: Count,
+    /** Reports this agent dropped (not delivered) since its last delivered one. */
+    dropped: Count,
+    /**
+     * The registry version the agent held when it sent the report, so operators see agents that lag behind the
+     * registry. Optional: agents older than this field leave it out, and it needs no new wire version.
+     */
+    registryVersion: Count.optional(),
+    /**
+     * Sent before the window closed, because a key crossed the agent's fast-report floor: counts so far.
+     * The window's final report follows with partial false.
+     */
+    partial: z.boolean().default(false),
+    candidates: z.array(CandidateEntry).max(MAX_CANDIDATES),
+    /**
+     * The command forms the agent saw on each candidate while it tracked it, `forms[i]` for `candidates[i]`: a
+     * bitmask of @heatsink/commands' CommandForm families (0: none seen while tracked). The control plane splits a
+     * key automatically only when all its forms are one split kind's. Optional and additive, no new wire version:
+     * a report without it (an older agent) counts as having seen forms no split answers; bits an aggregator does
+     * not know count the same.
+     */
+    forms: z.array(FormMask).max(MAX_CANDIDATES).optional(),
+    /**
+     * In partial reports: [key, requests per second] for keys past the fast-report floor, measured by the agent over
+     * the last tenth of a second or more (the fast path judges a surge by its rate, not by the counts a window has
+     * had time to gather). Optional and additive: no new wire version.
+     */
+    rates: z
+      .array(z.tuple([RedisKey, Count]))
+      .max(MAX_CANDIDATES)
+      .optional(),
+    /** In final reports, with the agent's error sampling on: the sketch's error measured against exact counts. */
+    sketchError: SketchError.optional(),
+    hotKeyStats: z.array(HotKeyStats).max(MAX_HOT_KEY_STATS).default([]),
+  })
+  .refine((report) => report.forms === undefined || report.forms.length === report.candidates.length, {
+    message: 'forms must have one entry per candidate',
+    path: ['forms'],
+  })
 /** A decoded report: defaults filled in. */
 export type WindowReport = z.infer<typeof WindowReport>
 /** A report as an agent may write it: counters that default may be left out. */

@@ -10,6 +10,8 @@ export class Candidate {
   writes: number
   /** Reads that found nothing upstream, counted while tracked. */
   misses: number
+  /** The command forms seen while tracked (a bitmask the caller defines: the agent's CommandForm bits). */
+  forms: number
   /** The key's sketch cells, for folding its exact count back into the sketch. */
   readonly cells: Uint32Array
   /** In the exact-count sample that measures the sketch's error (WindowRecorder's errorSampling). */
@@ -27,6 +29,7 @@ export class Candidate {
     this.reads = 0
     this.writes = 0
     this.misses = 0
+    this.forms = 0
     this.cells = new Uint32Array(depth)
     this.sampled = false
     this.sampleHits = 0

@@ -53,6 +53,8 @@ export interface HeavyHitter {
   writes: number
   /** Reads that found nothing (recordMiss), counted exactly while tracked. */
   misses: number
+  /** The command forms recorded while tracked (recordForms), OR-ed; 0 when none were. */
+  forms: number
 }
 
 /** What a window reports when it closes. */
@@ -183,12 +185,17 @@ export class WindowRecorder {
    * Counts one request for `key`; `write` tells writes from reads. Returns how many requests of this kind (reads
    * or writes) the key has had since it became a candidate, this one included, or 0 when it is not tracked. Only
    * a tracked key's recordMiss counts, so a caller can skip watching an untracked key's reply, and can watch a
-   * busy key's replies ever more sparsely as the count grows.
+   * busy key's replies ever more sparsely as the count grows. `forms` (a caller-defined bitmask, the agent's
+   * command forms) is OR-ed into a tracked key's forms for the window; a key not tracked yet keeps none, so cold
+   * keys cost nothing more.
    */
-  record(key: string, write = false): number {
+  record(key: string, write = false, forms = 0): number {
     this.#total++
     const candidate = this.#byKey.get(key)
-    if (candidate !== undefined) return this.#countCandidate(candidate, key, write)
+    if (candidate !== undefined) {
+      candidate.forms |= forms
+      return this.#countCandidate(candidate, key, write)
+    }
     if (!this.#deferCold) return this.#recordCold(key, write)
     // Measured through the ioredis front door, 1,000 concurrent GETs over 100,000 cold keys: the sketch work
     // done in one batch while the replies are on their way cost a third of what it cost on each request.
@@ -254,6 +261,15 @@ export class WindowRecorder {
     const candidate = this.#byKey.get(key)
     // A sampled estimate can overshoot; a key cannot miss more often than it was read.
     if (candidate !== undefined) candidate.misses = Math.min(candidate.misses + weight, candidate.reads)
+  }
+
+  /**
+   * ORs `forms` into a tracked key's forms for the window, for a caller that learns a request's form only after
+   * record() answered that the key is tracked (non-zero): the key is a candidate, so no pending batch to count.
+   */
+  recordForms(key: string, forms: number): void {
+    const candidate = this.#byKey.get(key)
+    if (candidate !== undefined) candidate.forms |= forms
   }
 
   /** The current window's estimate for `key`. */
@@ -380,6 +396,7 @@ export class WindowRecorder {
     candidate.reads = write ? 0 : 1
     candidate.writes = write ? 1 : 0
     candidate.misses = 0
+    candidate.forms = 0
     candidate.sampled = sampled
     candidate.sampleHits = 0
     candidate.cells.set(this.#scratch)
@@ -393,8 +410,8 @@ export class WindowRecorder {
 }
 
 function hitterOf(candidate: Candidate): HeavyHitter {
-  const { key, count, reads, writes, misses } = candidate
-  return { key, count, reads, writes, misses }
+  const { key, count, reads, writes, misses, forms } = candidate
+  return { key, count, reads, writes, misses, forms }
 }
 
 function resetCounts(candidate: Candidate): void {
@@ -404,6 +421,7 @@ function resetCounts(candidate: Candidate): void {
   candidate.reads = 0
   candidate.writes = 0
   candidate.misses = 0
+  candidate.forms = 0
 }
 
 function positiveInteger(option: string, value: number): number {

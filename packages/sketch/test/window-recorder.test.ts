@@ -15,8 +15,8 @@ describe('WindowRecorder', () => {
     const summary = recorder.rollover(1000)
     expect(summary).toMatchObject({ windowStart: 0, windowMs: 1000, total: 45, overflowed: 0 })
     expect(summary.hitters).toEqual([
-      { key: 'counter:likes', count: 40, reads: 10, writes: 30, misses: 0 },
-      { key: 'profile:1', count: 5, reads: 5, writes: 0, misses: 0 },
+      { key: 'counter:likes', count: 40, reads: 10, writes: 30, misses: 0, forms: 0 },
+      { key: 'profile:1', count: 5, reads: 5, writes: 0, misses: 0, forms: 0 },
     ])
   })
 
@@ -26,7 +26,7 @@ describe('WindowRecorder', () => {
     for (let i = 0; i < 4; i++) recorder.recordMiss('flash:sale')
     recorder.recordMiss('never:recorded')
     expect(recorder.rollover(1000).hitters).toEqual([
-      { key: 'flash:sale', count: 10, reads: 10, writes: 0, misses: 4 },
+      { key: 'flash:sale', count: 10, reads: 10, writes: 0, misses: 4, forms: 0 },
     ])
   })
 
@@ -43,9 +43,11 @@ describe('WindowRecorder', () => {
   it('peeks at the open window without closing it', () => {
     const recorder = new WindowRecorder()
     record(recorder, 'a', 3)
-    expect(recorder.peek()).toEqual([{ key: 'a', count: 3, reads: 3, writes: 0, misses: 0 }])
+    expect(recorder.peek()).toEqual([{ key: 'a', count: 3, reads: 3, writes: 0, misses: 0, forms: 0 }])
     record(recorder, 'a', 2)
-    expect(recorder.rollover(1000).hitters).toEqual([{ key: 'a', count: 5, reads: 5, writes: 0, misses: 0 }])
+    expect(recorder.rollover(1000).hitters).toEqual([
+      { key: 'a', count: 5, reads: 5, writes: 0, misses: 0, forms: 0 },
+    ])
   })
 
   it('reports the top K keys and every further key that reaches the report floor', () => {
@@ -92,7 +94,7 @@ describe('WindowRecorder', () => {
     record(recorder, 'hot', 321)
     const summary = recorder.rollover(2000)
     expect(summary.windowStart).toBe(1000)
-    expect(summary.hitters[0]).toEqual({ key: 'hot', count: 321, reads: 321, writes: 0, misses: 0 })
+    expect(summary.hitters[0]).toEqual({ key: 'hot', count: 321, reads: 321, writes: 0, misses: 0, forms: 0 })
   })
 
   it('keeps an evicted key as an upper bound, so it can return with its full count', () => {
@@ -156,7 +158,7 @@ describe('WindowRecorder with deferColdKeys', () => {
     for (let i = 0; i < 300; i++) recorder.record('hot', i % 3 === 0)
     const hitters = recorder.rollover(1000).hitters
     expect(hitters.filter((h) => h.key === 'hot')).toEqual([
-      { key: 'hot', count: 300, reads: expect.any(Number), writes: expect.any(Number), misses: 0 },
+      { key: 'hot', count: 300, reads: expect.any(Number), writes: expect.any(Number), misses: 0, forms: 0 },
     ])
     const hot = hitters.find((h) => h.key === 'hot')
     // Admitted at its estimate (21, one past the weakest), then 279 counted exactly.
@@ -199,7 +201,7 @@ describe('WindowRecorder, tuned by the control plane', () => {
     // Cold keys that take the one candidate slot in turn cannot evict a pinned key.
     for (let i = 0; i < 100; i++) record(recorder, `cold:${i}`, 1)
     const hitters = recorder.rollover(1000).hitters
-    expect(hitters).toContainEqual({ key: 'thin:hot', count: 3, reads: 2, writes: 1, misses: 0 })
+    expect(hitters).toContainEqual({ key: 'thin:hot', count: 3, reads: 2, writes: 1, misses: 0, forms: 0 })
     expect(hitters.length).toBe(2)
     // Pinned keys stay pinned into the next window, counted from zero; not reported when not requested.
     record(recorder, 'heavy', 5)
@@ -211,6 +213,7 @@ describe('WindowRecorder, tuned by the control plane', () => {
       reads: 1,
       writes: 0,
       misses: 0,
+      forms: 0,
     })
   })
 
@@ -266,5 +269,28 @@ describe('WindowRecorder, error sampling', () => {
     recorder.record('a')
     expect(recorder.rollover(1000).errorSample).toBeUndefined()
     expect(() => new WindowRecorder({ errorSampling: 100 })).toThrow(InvalidSketchOptionError)
+  })
+})
+
+describe('WindowRecorder, command forms', () => {
+  it('ORs the forms of a tracked key over its window, reports them, and starts each window with none', () => {
+    const recorder = new WindowRecorder({ reportFloor: 1 })
+    recorder.record('likes', true, 1)
+    recorder.record('likes', true, 1)
+    recorder.record('likes', false, 2)
+    recorder.recordForms('likes', 8)
+    expect(recorder.peek()).toEqual([expect.objectContaining({ key: 'likes', forms: 1 | 2 | 8 })])
+    expect(recorder.rollover(1000).hitters[0]?.forms).toBe(11)
+    recorder.record('likes', true, 1)
+    expect(recorder.rollover(2000).hitters[0]?.forms).toBe(1)
+  })
+
+  it('keeps no forms for a key before it is tracked (deferred cold keys cost nothing more)', async () => {
+    const recorder = new WindowRecorder({ reportFloor: 1, deferColdKeys: true })
+    expect(recorder.record('cold', false, 4)).toBe(0)
+    recorder.recordForms('cold', 4)
+    await new Promise((resolve) => setImmediate(resolve))
+    recorder.record('cold', false, 2)
+    expect(recorder.peek()).toEqual([expect.objectContaining({ key: 'cold', count: 2, forms: 2 })])
   })
 })

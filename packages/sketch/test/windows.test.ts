@@ -25,7 +25,7 @@ describe('TumblingWindows', () => {
       [10_000, 1000, 1],
       [11_000, 1000, 2],
     ])
-    expect(closed[1]?.hitters).toEqual([{ key: 'b', count: 2, reads: 2, writes: 0, misses: 0 }])
+    expect(closed[1]?.hitters).toEqual([{ key: 'b', count: 2, reads: 2, writes: 0, misses: 0, forms: 0 }])
   })
 
   it('flushes the partial window on stop, and stops firing', () => {
@@ -85,6 +85,7 @@ describe('SlidingFrequency', () => {
       reads: count,
       writes: 0,
       misses: 0,
+      forms: 0,
     })),
   })
 

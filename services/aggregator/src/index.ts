@@ -16,6 +16,7 @@ export { createPgliteDatabase, IN_MEMORY } from './db/pglite-database.js'
 export { DetectionEngine, type DetectionSettings } from './detection/detection-engine.js'
 export { Detector } from './detection/detector.js'
 export { DEFAULT_MITIGATION_POLICY } from './detection/mitigation-policy.js'
+export { RecentForms } from './detection/recent-forms.js'
 export {
   AggregatorError,
   ConfigError,

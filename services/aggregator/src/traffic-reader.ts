@@ -1,3 +1,4 @@
+import type { SplitKind } from '@heatsink/commands'
 import type { KeySketchError } from './traffic/sketch-errors.js'
 
 /** How one key's traffic and mitigation behaved in the latest complete window, summed over the agents. */
@@ -19,6 +20,10 @@ export interface KeyStats {
   agents: number
   /** The sketch's error on this key where agents sampled it (one key in 256 is); null or absent otherwise. */
   sketchError?: KeySketchError | null
+  /** The command forms agents reported on the key over the forms memory (FORMS_MEMORY_WINDOWS), by name. */
+  commandForms?: string[]
+  /** The one split kind those forms belong to, or null: then the key is never split automatically. */
+  splitKind?: SplitKind | null
 }
 
 /** What the REST API reads about live traffic; implemented by the ingest side (src/traffic/). */

@@ -1,3 +1,4 @@
+import { CommandForm } from '@heatsink/commands'
 import { createNames, decodeRegistryEvent, type RegistryEvent } from '@heatsink/protocol'
 import { useTestPostgres, useTestRedis } from '@heatsink/test'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -11,6 +12,8 @@ const redis = useTestRedis()
 const postgres = useTestPostgres()
 
 const WINDOW_MS = 1000
+// A counter's traffic: INCR and GET, the forms a split counter answers.
+const COUNTER = CommandForm.counterWrite | CommandForm.get
 const currentWindow = () => Math.floor(Date.now() / WINDOW_MS) * WINDOW_MS
 
 describe('detection on the running aggregator', () => {
@@ -81,7 +84,7 @@ describe('detection on the running aggregator', () => {
     await sendReport(
       client,
       names(),
-      makeReport('agent-1', window, { 'post:viral': 400, 'likes:post:9': [700, 600, 0] }),
+      makeReport('agent-1', window, { 'post:viral': 400, 'likes:post:9': [700, 600, 0, COUNTER] }),
     )
     await sendReport(
       client,
@@ -97,7 +100,7 @@ describe('detection on the running aggregator', () => {
       names(),
       makeReport('agent-3', window, {
         'post:viral': 300,
-        'likes:post:9': [400, 350, 0],
+        'likes:post:9': [400, 350, 0, COUNTER],
         'flash:sale': [500, 0, 150],
       }),
     )

@@ -6,6 +6,8 @@ import type { PromotionRequest, RegistryPort } from '../src/detection/registry-p
 import { RegistryUnavailableError } from '../src/errors.js'
 import { silent } from './support/fixtures.js'
 
+const NO_FORMS = { seen: async () => 0 }
+
 /** A registry whose promote fails with the errors given, in turn, then succeeds. */
 function failingRegistry(failures: unknown[]) {
   const attempts: PromotionRequest[] = []
@@ -27,6 +29,8 @@ function detector(registry: RegistryPort) {
   const created = new Detector({
     registry,
     policy: DEFAULT_MITIGATION_POLICY,
+    // No crossing here is write-hot, so no command forms are asked for.
+    forms: NO_FORMS,
     windowMs: 1000,
     hotRps: 1000,
     replicaId: 'test',

@@ -11,6 +11,8 @@ import { NO_TRAFFIC } from '../src/traffic-reader.js'
 import { openPostgres, type TestDatabase, testConfig, until } from './support/fixtures.js'
 import { makeReport, sendReport } from './support/reports.js'
 
+const NO_FORMS = { seen: async () => 0 }
+
 const redis = useTestRedis()
 const testPostgres = useTestPostgres()
 
@@ -134,6 +136,8 @@ describe('request logs', () => {
     const detector = new Detector({
       registry,
       policy: DEFAULT_MITIGATION_POLICY,
+      // No crossing here is write-hot, so no command forms are asked for.
+      forms: NO_FORMS,
       windowMs: 1000,
       hotRps: 1000,
       replicaId: 'replica-a',

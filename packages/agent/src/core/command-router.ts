@@ -5,6 +5,7 @@ import { missSampleWeight } from '../miss-sampling.js'
 import type { HotKey } from '../registry-view.js'
 import type { AgentCounters } from '../stats.js'
 import { lossless } from './lossless-key.js'
+import { recordCommand } from './record-command.js'
 import type { CachedReply, ReplyCache, ReplyFill } from './reply-cache.js'
 import { ReplyFlights } from './reply-flights.js'
 import { type AfterRoute, type ConnectionState, FALL_THROUGH, type Route } from './route.js'
@@ -127,7 +128,7 @@ export class CommandRouter {
     const counters = this.#parts.counters
     counters.requests++
     counters.reads++
-    this.#parts.recorder.record(name, false)
+    this.#record(spec, args, name, false)
     this.#hit(name, hot, cached)
     return cached
   }
@@ -161,12 +162,12 @@ export class CommandRouter {
     queued: boolean,
     keyIndex: number,
   ): Decision {
-    const { lookup, recorder, counters } = this.#parts
+    const { lookup, counters } = this.#parts
     const key = args[keyIndex]
     const name = keyText(key)
     // The registry lookup first: it leaves V8's hash of the string cached for the recorder's candidate lookup.
     const hot = lookup(name)
-    const reads = recorder.record(name, false)
+    const reads = this.#record(spec, args, name, false)
     counters.reads++
     if (hot === undefined) {
       // Misses count only for keys the recorder tracks, from the replies missSampleWeight picks: watching a
@@ -253,14 +254,14 @@ export class CommandRouter {
   // MGET and the other reads of several keys: every key recorded; MGET's local_cache keys come from L1, the
   // rest stay in one MGET on the client's connection (so it keeps its place among the client's commands).
   #readMany(spec: CommandSpec, args: readonly unknown[], queued: boolean): Decision {
-    const { lookup, recorder, counters } = this.#parts
+    const { lookup, counters } = this.#parts
     const indexes = keyIndexes(spec, args)
     let local: number[] | undefined
     let split: HotKey[] | undefined
     for (const index of indexes) {
       const name = keyText(args[index])
       const hot = lookup(name)
-      recorder.record(name, false)
+      this.#record(spec, args, name, false)
       counters.reads++
       if (hot?.mitigation === 'split') {
         split ??= []
@@ -315,7 +316,7 @@ export class CommandRouter {
   }
 
   #write(spec: CommandSpec, args: readonly unknown[], state: ConnectionState, queued: boolean): Decision {
-    const { lookup, recorder, counters, invalidate } = this.#parts
+    const { lookup, counters, invalidate } = this.#parts
     const indexes = spec.singleKey >= 0 ? undefined : keyIndexes(spec, args)
     // Scripts name their keys by count, so a one-key command (most writes) skips the lookup.
     const script = indexes !== undefined && writesUndeclared(spec.name)
@@ -329,7 +330,7 @@ export class CommandRouter {
       const name = keyText(args[index])
       const hot = lookup(name)
       const write = written === undefined || written.has(index)
-      recorder.record(name, write)
+      this.#record(spec, args, name, write)
       if (hot?.mitigation === 'split') {
         split ??= []
         split.push(hot)
@@ -508,6 +509,10 @@ export class CommandRouter {
         return error ?? reply
       },
     }
+  }
+
+  #record(spec: CommandSpec, args: readonly unknown[], name: string, write: boolean): number {
+    return recordCommand(this.#parts.recorder, spec, args, name, write)
   }
 
   #watchMiss(name: string, weight: number): Route {

@@ -20,6 +20,10 @@ export const statsCommand: Command = {
       ['coalesce collapse ratio', times(stats.coalesceCollapseRatio)],
       ['agents reporting', String(stats.agents)],
     ]
+    if (stats.commandForms !== undefined) {
+      lines.push(['commands seen', stats.commandForms.join(' ') || '-'])
+      lines.push(['split kind', stats.splitKind ?? 'none (never split automatically)'])
+    }
     if (stats.splitShardCounts.length > 0)
       lines.push(['requests per shard', stats.splitShardCounts.join(' ')])
     const width = Math.max(...lines.map(([label]) => label.length))

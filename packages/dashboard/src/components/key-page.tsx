@@ -98,6 +98,14 @@ export function KeyPage({ keyName, state, version }: { keyName: string; state: L
             <dd>{times(stats.coalesceCollapseRatio)}</dd>
             <dt>Agents reporting</dt>
             <dd>{stats.agents}</dd>
+            {stats.commandForms !== undefined ? (
+              <>
+                <dt>Commands seen</dt>
+                <dd data-testid="command-forms">{stats.commandForms.join(' · ') || '–'}</dd>
+                <dt>Split kind</dt>
+                <dd>{stats.splitKind ?? 'none: never split automatically'}</dd>
+              </>
+            ) : null}
             {stats.splitShardCounts.length > 0 ? (
               <>
                 <dt>Requests per shard</dt>

@@ -3,6 +3,7 @@ import type { Logger } from 'pino'
 import type { WindowCounters } from '../ingest/window-counters.js'
 import type { Detector } from './detector.js'
 import { isRegistryUnavailable, type RegistryPort } from './registry-port.js'
+import type { SplitFormsWatch } from './split-forms-watch.js'
 
 export interface CooldownSweeperOptions {
   registry: RegistryPort
@@ -15,6 +16,8 @@ export interface CooldownSweeperOptions {
   /** How long after a window ends its reports are taken as complete. */
   graceMs: number
   replicaId: string
+  /** Demotes automatic splits whose reports show a command foreign to their kind. */
+  splitForms: SplitFormsWatch
   log: Logger
 }
 
@@ -35,13 +38,14 @@ export class CooldownSweeper {
     this.#options = options
   }
 
-  /** One pass: refresh the active keys, demote cooled automatic ones. */
+  /** One pass: refresh the active keys, demote cooled automatic ones and splits that met a foreign command. */
   async sweep(): Promise<void> {
     const { registry, detector, log } = this.#options
     try {
       const active = await registry.list()
       detector.setActive(active.map((entry) => entry.key))
       await this.#demoteCooled(active.filter((entry) => entry.source === 'auto'))
+      await this.#options.splitForms.check(active)
     } catch (error) {
       if (!isRegistryUnavailable(error)) throw error
       log.warn('registry unavailable; cool-down sweep skipped')

@@ -14,7 +14,9 @@ import { CooldownSweeper } from './cooldown-sweeper.js'
 import { Detector } from './detector.js'
 import { FleetTuner } from './fleet-tuner.js'
 import type { MitigationPolicyOptions } from './mitigation-policy.js'
+import { RecentForms } from './recent-forms.js'
 import type { RegistryPort } from './registry-port.js'
+import { SplitFormsWatch } from './split-forms-watch.js'
 
 /** Thresholds and timing of detection. */
 export interface DetectionSettings {
@@ -94,10 +96,12 @@ export class DetectionEngine {
       maxRelativeError: metrics.sketchMaxRelativeError,
     })
     this.keyStats = stats
+    const forms = new RecentForms(this.counters, settings.windowMs)
     this.traffic = new RedisTrafficReader({
       counters: this.counters,
       stats,
       sketchErrors,
+      forms,
       now,
       windowMs: settings.windowMs,
       graceMs,
@@ -105,6 +109,7 @@ export class DetectionEngine {
     this.detector = new Detector({
       registry,
       policy: settings.policy,
+      forms,
       windowMs: settings.windowMs,
       hotRps: settings.hotRps,
       replicaId,
@@ -154,6 +159,14 @@ export class DetectionEngine {
       coolSeconds: settings.coolSeconds,
       graceMs,
       replicaId,
+      splitForms: new SplitFormsWatch({
+        registry,
+        forms,
+        detector: this.detector,
+        now,
+        replicaId,
+        log,
+      }),
       log,
     })
   }

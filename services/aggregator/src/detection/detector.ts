@@ -1,12 +1,16 @@
+import { formNames, splitKindOf } from '@heatsink/commands'
 import type { Logger } from 'pino'
 import type { Counter } from 'prom-client'
 import type { Crossing } from '../ingest/window-counters.js'
-import { chooseMitigation, type MitigationPolicyOptions } from './mitigation-policy.js'
+import { chooseMitigation, isWriteHot, type MitigationPolicyOptions } from './mitigation-policy.js'
+import type { RecentForms } from './recent-forms.js'
 import { isRegistryUnavailable, type PromotionRequest, type RegistryPort } from './registry-port.js'
 
 export interface DetectorOptions {
   registry: RegistryPort
   policy: MitigationPolicyOptions
+  /** The command forms reported on a key recently: whether a write-hot key may be split. */
+  forms: Pick<RecentForms, 'seen'>
   /** Nominal window length, for turning window counts into rates. */
   windowMs: number
   hotRps: number
@@ -64,12 +68,23 @@ export class Detector {
 
   /** Promotes every key that just crossed the hot threshold. */
   async onCrossings(crossings: readonly Crossing[]): Promise<void> {
-    const { windowMs, hotRps, policy, replicaId } = this.#options
+    const { windowMs, hotRps, policy, replicaId, forms } = this.#options
     await Promise.all(
-      crossings.map((crossing) => {
+      crossings.map(async (crossing) => {
         if (this.#active.has(crossing.key)) return undefined
         const requestsPerSecond = (crossing.count * 1000) / windowMs
-        const { mitigation, splitFactor } = chooseMitigation({ ...crossing, windowMs }, policy)
+        const shape = { ...crossing, windowMs }
+        // Forms decide only whether a write-hot key may be split; a read-hot key's promotion does not wait on them.
+        const seen = isWriteHot(shape, policy) ? await forms.seen(crossing.key, crossing.windowStart) : 0
+        const choice = chooseMitigation({ ...shape, forms: seen }, policy)
+        if (choice === undefined) {
+          this.#options.log.debug(
+            { key: crossing.key, forms: formNames(seen), rps: Math.round(requestsPerSecond) },
+            'write-hot key left unmitigated: its commands are not one split kind',
+          )
+          return undefined
+        }
+        const { mitigation, splitFactor } = choice
         // A key still failing keeps its count, so a key that stays hot cannot retry a lasting failure forever.
         const failures = this.#pending.get(crossing.key)?.failures ?? 0
         return this.#promote(
@@ -79,7 +94,11 @@ export class Detector {
             splitFactor,
             source: 'auto',
             actor: replicaId,
-            reason: `cluster-wide ${Math.round(requestsPerSecond)} req/s reached ${hotRps} req/s`,
+            reason:
+              `cluster-wide ${Math.round(requestsPerSecond)} req/s reached ${hotRps} req/s` +
+              (mitigation === 'split'
+                ? `; commands seen: ${formNames(seen).join(', ')} (${splitKindOf(seen)})`
+                : ''),
             requestsPerSecond,
             onsetAt: crossing.windowStart,
             // No request to trace an automatic promotion to: its lines carry the window that crossed instead.

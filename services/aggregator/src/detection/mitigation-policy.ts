@@ -1,3 +1,4 @@
+import { splitKindOf } from '@heatsink/commands'
 import type { Mitigation } from '@heatsink/protocol'
 
 /** What the reports say about a key's traffic in one window, cluster-wide. */
@@ -6,6 +7,11 @@ export interface TrafficShape {
   writes: number
   misses: number
   windowMs: number
+  /**
+   * The command forms reported on the key over the recent windows (CommandForm bits, OR-ed); read only for a
+   * write-hot key, the one case where they decide anything.
+   */
+  forms?: number
 }
 
 export interface MitigationPolicyOptions {
@@ -26,20 +32,37 @@ export const DEFAULT_MITIGATION_POLICY: MitigationPolicyOptions = {
   maxSplitFactor: 64,
 }
 
+/** A mitigation the policy chose. */
+export interface MitigationChoice {
+  mitigation: Mitigation
+  splitFactor: number
+}
+
+/** Whether writes are a large enough share of the key's requests that only a split would relieve it. */
+export function isWriteHot(shape: TrafficShape, options: MitigationPolicyOptions): boolean {
+  return shape.writes / Math.max(1, shape.count) >= options.writeShare
+}
+
 /**
- * Picks a key's mitigation from its traffic: writes dominate -> split (a local cache cannot absorb writes);
- * misses dominate -> coalesce (the herd is on the loader, not on Redis); otherwise local_cache, the cheapest
- * defense for read-mostly keys. Writes are checked first because a write-hot key also misses after each write.
+ * Picks a key's mitigation from its traffic: writes dominate -> split (a local cache cannot absorb writes), but
+ * only when every command form seen on the key is one split kind's (a counter by the INCR family and GET, a set
+ * by SADD/SREM and its reads, a sorted set by ZADD pairs and rank reads, a plain value by GET and SET); a
+ * write-hot key with other forms gets nothing (undefined): no other mitigation relieves writes, and a registered
+ * key costs an invalidation broadcast per write. Misses dominate -> coalesce (the herd is on the loader, not on
+ * Redis); otherwise local_cache, the cheapest defense for read-mostly keys. Writes are checked first because a
+ * write-hot key also misses after each write.
  */
 export function chooseMitigation(
   shape: TrafficShape,
   options: MitigationPolicyOptions = DEFAULT_MITIGATION_POLICY,
-): { mitigation: Mitigation; splitFactor: number } {
-  const count = Math.max(1, shape.count)
-  if (shape.writes / count >= options.writeShare) {
+): MitigationChoice | undefined {
+  if (isWriteHot(shape, options)) {
+    if (splitKindOf(shape.forms ?? 0) === undefined) return undefined
     return { mitigation: 'split', splitFactor: splitFactorFor(shape, options) }
   }
-  if (shape.misses / count >= options.missShare) return { mitigation: 'coalesce', splitFactor: 1 }
+  if (shape.misses / Math.max(1, shape.count) >= options.missShare) {
+    return { mitigation: 'coalesce', splitFactor: 1 }
+  }
   return { mitigation: 'local_cache', splitFactor: 1 }
 }
 

@@ -166,6 +166,8 @@ export const hotkeyRoutes: FastifyPluginAsyncZod<HotkeyRoutesOptions> = async (a
         splitShardCounts: stats?.splitShardCounts ?? [],
         agents: stats?.agents ?? 0,
         sketchError: stats?.sketchError ?? null,
+        commandForms: stats?.commandForms ?? [],
+        splitKind: stats?.splitKind ?? null,
       }
     },
   )

@@ -1,3 +1,4 @@
+import { FORM_NAMES } from '@heatsink/commands'
 import { MAX_KEY_BYTES, MAX_SPLIT_FACTOR, Mitigation, RegistrySource } from '@heatsink/protocol'
 import { z } from 'zod'
 
@@ -104,6 +105,21 @@ export const KeyStatsResponse = z.object({
     .describe(
       "The sketch's error on this key, measured against exact counts where the key is sampled (one key in 256, " +
         'by fingerprint); null for keys outside the sample',
+    ),
+  commandForms: z
+    .array(z.enum(FORM_NAMES.map(([name]) => name) as [string, ...string[]]))
+    .describe(
+      'The command forms agents reported on the key over the last 30 windows: counter-write (INCR, DECR, INCRBY, ' +
+        'DECRBY), get, set (plain, EX or PX), string-other, set-split (SADD, SREM, SMEMBERS, SCARD, SISMEMBER), ' +
+        'set-other, zset-split (ZADD score-member pairs, ZREM, ZSCORE, ZCARD, ZRANGE/ZREVRANGE by rank), ' +
+        'zset-other, other (anything else; also what agents that report no forms count as)',
+    ),
+  splitKind: z
+    .enum(['counter', 'set', 'sorted_set', 'copy'])
+    .nullable()
+    .describe(
+      'The one split kind every reported form belongs to; null when none does (or nothing was reported): such ' +
+        'a key is never split automatically, and an automatic split of it is demoted',
     ),
 })
 

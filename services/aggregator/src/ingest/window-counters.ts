@@ -1,3 +1,4 @@
+import { CommandForm, knownForms } from '@heatsink/commands'
 import type { HeatsinkNames, WindowReport } from '@heatsink/protocol'
 import type { Cluster, Redis } from 'ioredis'
 import { aggregatorScripts } from '../lua/scripts.js'
@@ -74,7 +75,9 @@ export class WindowCounters {
   async apply(report: WindowReport, fleet: FleetReporting = SINGLE_AGENT): Promise<Applied> {
     const { shards, names, retainMs } = this.#options
     const byShard = new Map<number, Array<string | number>>()
-    for (const candidate of report.candidates) {
+    const forms = report.forms
+    for (let i = 0; i < report.candidates.length; i++) {
+      const candidate = report.candidates[i] as WindowReport['candidates'][number]
       const shard = counterShard(candidate.key, shards)
       let args = byShard.get(shard)
       if (args === undefined) {
@@ -88,7 +91,9 @@ export class WindowCounters {
         ]
         byShard.set(shard, args)
       }
-      args.push(candidate.key, candidate.count, candidate.writes, candidate.misses)
+      // An agent that sends no forms (older than the field) may have seen any command: `other`, never splittable.
+      const seen = forms === undefined ? CommandForm.other : knownForms(forms[i] ?? 0)
+      args.push(candidate.key, candidate.count, candidate.writes, candidate.misses, seen)
     }
     const results = await Promise.all(
       [...byShard].map(([shard, args]) =>
@@ -150,6 +155,18 @@ export class WindowCounters {
         ? undefined
         : { count: Number(count), writes: Number(writes ?? 0), misses: Number(misses ?? 0) },
     )
+  }
+
+  /** The command forms reported on `key` in the windows starting at `windowStarts`, OR-ed (0: none reported). */
+  async forms(key: string, windowStarts: readonly number[]): Promise<number> {
+    const { shards, names } = this.#options
+    const shard = counterShard(key, shards)
+    const masks = await Promise.all(
+      windowStarts.map((start) => this.#redis.hget(names.windowCountersKey(start, shard), ` f\n${key}`)),
+    )
+    let forms = 0
+    for (const mask of masks) forms |= Number(mask ?? 0)
+    return forms
   }
 
   /**

@@ -9,7 +9,8 @@ ARGV[4]   warm floor: a key this report takes to at least this (but below the th
           the caller can judge it over a sliding second rather than this window alone
 ARGV[5]   agents reporting (the fleet's size as the control plane knows it)
 ARGV[6]   the report floor agents were told: an agent that did not report a key saw it fewer times than this
-ARGV[7..] groups of four: key, count, writes, misses (cumulative for the window, as this agent reported them)
+ARGV[7..] groups of five: key, count, writes, misses (cumulative for the window, as this agent reported them),
+          forms (the command forms seen on the key, a bitmask; 0 for none)
 
 Returns   a flat array, groups of five, for the keys whose cluster-wide count crossed the threshold with this
           report (crossed = 1), rose to the warm floor or above without crossing (crossed = 0), or stayed below
@@ -27,6 +28,7 @@ Fields, all plain integers:
   ' w'<agent>\n<key>    the agent's largest writes       ' w\n'<key>   the cluster-wide writes
   ' m'<agent>\n<key>    the agent's largest misses       ' m\n'<key>   the cluster-wide misses
   ' r\n'<key>           agents that reported the key (see Watching)
+  ' f\n'<key>           the command forms every agent reported on the key in the window, OR-ed (idempotent too)
   ' a'<agent>           1 once the agent reported in this window ' agents'    agents that reported in it
 Counts are cumulative within a window, so for each agent and key only the largest value seen is kept and only
 its increase is added to the sums: a report applied twice, or after a later one, adds nothing.
@@ -42,7 +44,7 @@ local warm = tonumber(ARGV[4])
 local agents = tonumber(ARGV[5])
 local slack = tonumber(ARGV[6]) - 1
 local FIRST = 7
-local groups = (#ARGV - FIRST + 1) / 4
+local groups = (#ARGV - FIRST + 1) / 5
 
 -- unpack() is bounded by the Lua C stack (about 8000 values), so long argument lists go in chunks.
 local CHUNK = 1000
@@ -67,9 +69,9 @@ end
 -- Field names to read: count (agent, sum) for every key; writes and misses (agent, sum) only where reported.
 -- Per-key positions live in flat arrays, not a table per key: allocation is most of this script's cost.
 local fields = {}
-local at, wAt, mAt = {}, {}, {}
+local at, wAt, mAt, fAt = {}, {}, {}, {}
 for i = 1, groups do
-  local base = FIRST + 4 * (i - 1)
+  local base = FIRST + 5 * (i - 1)
   local key = ARGV[base]
   local n = #fields
   at[i] = n + 1
@@ -86,6 +88,11 @@ for i = 1, groups do
     mAt[i] = n + 1
     fields[n + 1] = ' m' .. agent .. '\n' .. key
     fields[n + 2] = ' m\n' .. key
+    n = n + 2
+  end
+  if ARGV[base + 4] ~= '0' then
+    fAt[i] = n + 1
+    fields[n + 1] = ' f\n' .. key
   end
 end
 local values = hmget(fields)
@@ -111,13 +118,22 @@ end
 if redis.call('HSETNX', hash, ' a' .. agent, 1) == 1 then redis.call('HINCRBY', hash, ' agents', 1) end
 
 for i = 1, groups do
-  local base = FIRST + 4 * (i - 1)
+  local base = FIRST + 5 * (i - 1)
   local p = at[i]
   local sum = tonumber(values[p + 1] or 0)
   local first = values[p] == false or values[p] == nil
   local newSum = fold(p, tonumber(ARGV[base + 1]))
   local writes = wAt[i] and fold(wAt[i], tonumber(ARGV[base + 2]))
   local misses = mAt[i] and fold(mAt[i], tonumber(ARGV[base + 3]))
+  if fAt[i] then
+    local seen = tonumber(values[fAt[i]] or 0)
+    local forms = bit.bor(seen, tonumber(ARGV[base + 4]))
+    if forms ~= seen then
+      updates[u + 1] = fields[fAt[i]]
+      updates[u + 2] = forms
+      u = u + 2
+    end
+  end
   if sum < threshold and newSum >= warm and newSum > sum then
     local key = ARGV[base]
     local n = #crossed

@@ -1,3 +1,5 @@
+import { formNames, splitKindOf } from '@heatsink/commands'
+import type { RecentForms } from '../detection/recent-forms.js'
 import type { WindowCounters } from '../ingest/window-counters.js'
 import type { KeyStats, TrafficReader } from '../traffic-reader.js'
 import type { KeyStatsStore, StoredKeyStats } from './key-stats-store.js'
@@ -7,6 +9,8 @@ export interface TrafficReaderOptions {
   counters: WindowCounters
   stats: KeyStatsStore
   sketchErrors?: SketchErrors
+  /** The command forms reported on keys recently. */
+  forms?: RecentForms
   now: () => number
   windowMs: number
   /** How long after a window ends its reports are taken as complete. */
@@ -38,7 +42,8 @@ export class RedisTrafficReader implements TrafficReader {
     const oldest = this.latestCompleteWindow() - 2 * windowMs
     const recent = (await stats.read(key)).filter((s) => s.windowStart >= oldest)
     const requestsPerSecond = await this.requestsPerSecond(key)
-    if (recent.length === 0 && requestsPerSecond === null) return undefined
+    const forms = (await this.#options.forms?.seen(key, this.#options.now())) ?? 0
+    if (recent.length === 0 && requestsPerSecond === null && forms === 0) return undefined
     const sum = (
       field: keyof Pick<
         StoredKeyStats,
@@ -62,6 +67,8 @@ export class RedisTrafficReader implements TrafficReader {
       splitShardCounts,
       sketchError: (await this.#options.sketchErrors?.read(key, oldest)) ?? null,
       agents: new Set(recent.map((s) => s.agentId)).size,
+      commandForms: formNames(forms),
+      splitKind: splitKindOf(forms) ?? null,
     }
   }
 

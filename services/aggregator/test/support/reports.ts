@@ -14,9 +14,14 @@ import { Counter, Histogram, Registry } from 'prom-client'
 export function makeReport(
   agentId: string,
   windowStart: number,
-  counts: Record<string, number | [count: number, writes: number, misses: number]>,
+  counts: Record<string, number | [count: number, writes: number, misses: number, forms?: number]>,
   extra: Partial<WindowReport> = {},
 ): WindowReport {
+  // Command forms travel beside the candidates, one per candidate, when any entry gives them.
+  const entries = Object.values(counts)
+  const forms = entries.some((c) => typeof c !== 'number' && c[3] !== undefined)
+    ? { forms: entries.map((c) => (typeof c === 'number' ? 0 : (c[3] ?? 0))) }
+    : {}
   return {
     v: WIRE_VERSION,
     kind: 'report',
@@ -32,6 +37,7 @@ export function makeReport(
       const [count, writes, misses] = typeof c === 'number' ? [c, 0, 0] : c
       return { key, count, reads: count - writes, writes, misses }
     }),
+    ...forms,
     ...extra,
   }
 }
