@@ -1,18 +1,21 @@
 import { CommandForm, FORM_NAMES, KNOWN_FORMS } from './command-forms.js'
 
-/** What a split key holds: each kind answers its own command forms over its shards and nothing else. */
-export type SplitKind = 'counter' | 'set' | 'sorted_set' | 'copy'
+/**
+ * What a split key holds: each kind answers its own command forms over its shards and nothing else. Only
+ * counters: the data plane folds a split set, sorted set or read-mostly copy back into its base key on its first
+ * command (SADD's and ZADD's counts and SMEMBERS' order cannot match the unsplit key's, and a copy can show a
+ * value and then an older one; see "What the data plane serves" in docs/architecture.md), so splitting one would
+ * only cost a fold.
+ */
+export type SplitKind = 'counter'
 
 /**
  * The forms each split kind answers faithfully, and the form a key's traffic must include to be that kind. A key
  * may be split automatically only when every form seen on it lies within one kind's forms.
  */
 const SPLIT_KINDS: ReadonlyArray<readonly [kind: SplitKind, forms: number, required: number]> = [
-  // A counter is written by the INCR family and read by GET; GET alone is a read-mostly copy.
+  // A counter is written by the INCR family and read by GET.
   ['counter', CommandForm.counterWrite | CommandForm.get, CommandForm.counterWrite],
-  ['copy', CommandForm.get | CommandForm.set, 0],
-  ['set', CommandForm.setSplit, 0],
-  ['sorted_set', CommandForm.zsetSplit, 0],
 ]
 
 /** The one split kind whose forms hold every form in `forms`, or undefined (nothing seen, or forms foreign to all). */

@@ -73,10 +73,13 @@ describe('splitKindOf', () => {
   it('finds the one split kind a set of forms belongs to', () => {
     expect(splitKindOf(CommandForm.counterWrite)).toBe('counter')
     expect(splitKindOf(CommandForm.counterWrite | CommandForm.get)).toBe('counter')
-    expect(splitKindOf(CommandForm.get | CommandForm.set)).toBe('copy')
-    expect(splitKindOf(CommandForm.get)).toBe('copy')
-    expect(splitKindOf(CommandForm.setSplit)).toBe('set')
-    expect(splitKindOf(CommandForm.zsetSplit)).toBe('sorted_set')
+  })
+
+  it('finds none for sets, sorted sets and read-mostly copies, which the data plane does not serve split', () => {
+    expect(splitKindOf(CommandForm.get | CommandForm.set)).toBeUndefined()
+    expect(splitKindOf(CommandForm.get)).toBeUndefined()
+    expect(splitKindOf(CommandForm.setSplit)).toBeUndefined()
+    expect(splitKindOf(CommandForm.zsetSplit)).toBeUndefined()
   })
 
   it('finds none for forms of two kinds, a foreign form, or nothing seen', () => {

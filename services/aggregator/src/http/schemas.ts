@@ -115,7 +115,7 @@ export const KeyStatsResponse = z.object({
         'zset-other, other (anything else; also what agents that report no forms count as)',
     ),
   splitKind: z
-    .enum(['counter', 'set', 'sorted_set', 'copy'])
+    .enum(['counter'])
     .nullable()
     .describe(
       'The one split kind every reported form belongs to; null when none does (or nothing was reported): such ' +
