@@ -1,4 +1,5 @@
 export { DevServicesError, type ServiceName, ServiceStartError, ServiceUnavailableError } from './errors.js'
+export { onProcessExit } from './exit-cleanup.js'
 export { freePort, isPortFree } from './free-port.js'
 export {
   defaultPostgresBinDirs,
@@ -14,6 +15,7 @@ export {
   type RedisClusterOptions,
   startRedisCluster,
 } from './redis-cluster.js'
+export { pingRedis } from './redis-ping.js'
 export {
   type RedisProcessOptions,
   type StartedRedisProcess,
@@ -22,3 +24,4 @@ export {
 export { DEFAULT_REDIS_URL, type EnsureRedisOptions, ensureRedis } from './redis-server.js'
 export type { EnsureServiceOptions, RunningService, ServiceLog } from './running-service.js'
 export { ServerProcess } from './server-process.js'
+export { type WaitUntilOptions, waitUntil } from './wait-until.js'

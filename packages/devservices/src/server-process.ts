@@ -16,9 +16,10 @@ export class ServerProcess {
   readonly #output = new OutputTail()
   #hasExited = false
 
-  constructor(command: string, args: readonly string[], cwd: string) {
+  /** `env`: the child's whole environment; default this process's. */
+  constructor(command: string, args: readonly string[], cwd: string, env?: NodeJS.ProcessEnv) {
     this.line = commandLine(command, args)
-    this.#child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+    this.#child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
     this.#child.stdout?.on('data', (chunk: Buffer) => this.#output.append(chunk))
     this.#child.stderr?.on('data', (chunk: Buffer) => this.#output.append(chunk))
     const forget = onProcessExit(() => this.killNow())
