@@ -12,7 +12,6 @@ export default defineConfig({
       'test/faults',
       'test/fleet',
       'test/packaging',
-      'test/redis-suite',
       ...compatProjects,
     ],
   },

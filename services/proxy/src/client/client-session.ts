@@ -474,7 +474,10 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
     this.#replies = 'on'
     const slot = this.#output.reserve()
     this.#tunnelSlot = slot
-    pinned.tunnel(withoutReservedMessages(this.#context.reserved, (chunk) => slot.push(chunk)))
+    const relay = (chunk: Buffer) => slot.push(chunk)
+    // Replication streams an RDB file and then commands, not replies: relayed as they come, never scanned.
+    const replication = request.name === 'sync' || request.name === 'psync'
+    pinned.tunnel(replication ? relay : withoutReservedMessages(this.#context.reserved, relay))
     pinned.writeRaw(request.raw)
   }
 

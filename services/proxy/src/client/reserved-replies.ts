@@ -85,12 +85,27 @@ export function withoutReservedMessages(
   let held: Buffer[] = []
   // Whether the reply in progress is held (it may be a message) or relayed as it comes.
   let holding = false
+  // Bytes the scanner cannot read as replies (it throws): from then on relayed unread, never a crash.
+  let unreadable = false
   return (chunk) => {
+    if (unreadable) {
+      relay(chunk)
+      return
+    }
     let start = 0
     let out = 0
     while (start < chunk.length) {
       if (scanner.idle) holding = chunk[start] === ARRAY || chunk[start] === PUSH
-      const end = scanner.scan(chunk, start)
+      let end: number
+      try {
+        end = scanner.scan(chunk, start)
+      } catch {
+        unreadable = true
+        if (held.length > 0) relay(Buffer.concat(held))
+        held = []
+        relay(chunk.subarray(out))
+        return
+      }
       if (end === -1) {
         if (holding) {
           if (out < start) relay(chunk.subarray(out, start))
