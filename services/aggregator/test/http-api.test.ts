@@ -26,6 +26,8 @@ const LIVE: Record<string, KeyStats> = {
     splitShardCounts: [10, 12],
     agents: 1,
     sketchError: { agents: 1, meanRelativeError: 0.02, maxRelativeError: 0.02 },
+    commandForms: ['counter-write', 'get'],
+    splitKind: 'counter',
   },
 }
 const traffic: TrafficReader = {
@@ -263,6 +265,8 @@ describe('REST API', () => {
         splitShardCounts: [],
         agents: 0,
         sketchError: null,
+        commandForms: [],
+        splitKind: null,
       })
 
       const never = await app.inject({ url: path('never/seen', '/stats') })
