@@ -49,6 +49,26 @@ async function startServing(env: Record<string, string>, workers = 1) {
   return { ...started, port, metricsPort, namespace }
 }
 
+/**
+ * startServing, then waits for the agent to be ready. A port found free can be taken by another test file before the
+ * proxy binds it (the proxy then exits with EADDRINUSE): that start is retried on new ports; any other exit or a
+ * start slower than 15 s fails with what the proxy wrote.
+ */
+async function startReady(env: Record<string, string>) {
+  for (let attempt = 1; ; attempt++) {
+    const started = await startServing(env)
+    const ready = () => started.output().includes('"msg":"agent ready"')
+    await waitFor(() => ready() || started.child.exitCode !== null, 'the proxy to be ready', 15_000).catch(
+      (error: Error) => {
+        throw new Error(`${error.message}; the proxy wrote:\n${started.output()}`)
+      },
+    )
+    if (ready()) return started
+    if (!started.output().includes('EADDRINUSE') || attempt === 3)
+      throw new Error(`the proxy exited with code ${started.child.exitCode}:\n${started.output()}`)
+  }
+}
+
 // Worker i serves its metrics on metricsPort + i: a free port whose next ones are free too, since a port taken by
 // another test in the same run would stop that worker from starting.
 async function freeRun(length: number): Promise<number> {
@@ -77,10 +97,9 @@ describe('node services/proxy/dist/main.js', () => {
   })
 
   it('serves RESP, /healthz and /metrics, and drains on SIGTERM: a reply in flight is delivered, then exit 0', async () => {
-    const { child, output, port, metricsPort, namespace } = await startServing({
+    const { child, output, port, metricsPort, namespace } = await startReady({
       HEATSINK_SHUTDOWN_TIMEOUT_MS: '8000',
     })
-    await waitFor(() => output().includes('"msg":"agent ready"'), 'the proxy to be ready', 15_000)
     const client = new Redis({ port, maxRetriesPerRequest: 0 })
     client.on('error', () => {})
     await client.set(`${namespace}:k`, 'v')
@@ -114,8 +133,7 @@ describe('node services/proxy/dist/main.js', () => {
 
   it('bounds its L1 by HEATSINK_L1_MAX_MB: a hot value too large is answered from Redis and shown in /metrics', async () => {
     // 1 MB: half for replies, and at most an eighth of that (64 KiB) for one key's.
-    const { output, port, metricsPort, namespace } = await startServing({ HEATSINK_L1_MAX_MB: '1' })
-    await waitFor(() => output().includes('"msg":"agent ready"'), 'the proxy to be ready', 15_000)
+    const { port, metricsPort, namespace } = await startReady({ HEATSINK_L1_MAX_MB: '1' })
     const admin = new Redis(redis().url)
     const client = new Redis({ port, maxRetriesPerRequest: 0 })
     try {
@@ -182,8 +200,7 @@ describe('node services/proxy/dist/main.js', () => {
   })
 
   it("relays a 512 MB value (Redis' largest) both ways holding it at most once: the proxy's peak RSS grows by less than 1.5x the value", async () => {
-    const { child, output, port, namespace } = await startServing({})
-    await waitFor(() => output().includes('"msg":"agent ready"'), 'the proxy to be ready', 15_000)
+    const { child, port, namespace } = await startReady({})
     const size = 512 * 1024 * 1024
     // A random 64 KiB block repeated: compared by digest, so the test holds the value once too.
     const block = randomBytes(64 * 1024)
