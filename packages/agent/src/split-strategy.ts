@@ -19,8 +19,8 @@ export class SplitStrategy implements MitigationStrategy {
   readonly #fetch: FetchThrough
   readonly #log: AgentLogger
   readonly #now: () => number
-  /** The N each split key is laid out with now, to notice a registry update that changes it. */
-  readonly #active = new Map<string, number>()
+  /** The N each split key is laid out with now (to notice a registry update that changes it), and its version. */
+  readonly #active = new Map<string, { n: number; version: number }>()
 
   constructor(splitter: Splitter, fetch: FetchThrough, log: AgentLogger, now: () => number) {
     this.#splitter = splitter
@@ -32,9 +32,9 @@ export class SplitStrategy implements MitigationStrategy {
   /** The key's current split factor, resharding first when the registry changed it. */
   factorOf(hot: HotKey): number {
     const wanted = hot.entry.splitFactor
-    const current = this.#active.get(hot.key)
+    const current = this.#active.get(hot.key)?.n
     if (current !== undefined && current !== wanted) {
-      this.#active.set(hot.key, wanted)
+      this.#active.set(hot.key, { n: wanted, version: hot.entry.version })
       this.#background('reshard', hot.key, this.#splitter.reshard(hot.key, current, wanted))
     }
     return wanted
@@ -56,33 +56,33 @@ export class SplitStrategy implements MitigationStrategy {
 
   enter(hot: HotKey): void {
     const n = hot.entry.splitFactor
-    this.#active.set(hot.key, n)
+    const version = hot.entry.version
+    this.#active.set(hot.key, { n, version })
     this.#background(
       'activate',
       hot.key,
-      this.#splitter.activate(hot.key, n, { holdWritesUntil: this.#now() + PROPAGATION_MS }),
+      this.#splitter.activate(hot.key, n, { holdWritesUntil: this.#now() + PROPAGATION_MS, version }),
     )
   }
 
   leave(hot: HotKey): void {
-    const n = this.#active.get(hot.key) ?? hot.entry.splitFactor
+    const n = this.#active.get(hot.key)?.n ?? hot.entry.splitFactor
     this.#active.delete(hot.key)
     this.#background('fold', hot.key, this.#splitter.fold(hot.key, n))
   }
 
   /**
    * Folds layout `n` of the key into its base key for the data plane, which found a command the split key cannot
-   * answer faithfully. The reconciler leaves it alone from now on (it would reopen the gates); a registry change
-   * (enter, leave, a new N) takes it from here.
+   * answer faithfully, and marks it held in Redis: no agent's reconciler or activation reopens it while the key's
+   * registry entry keeps its version; a registry change (a new version, a new N, a demotion) takes it from here.
    */
   hold(hot: HotKey, n: number): Promise<unknown> {
-    this.#active.delete(hot.key)
-    return this.#splitter.fold(hot.key, n)
+    return this.#splitter.hold(hot.key, n, hot.entry.version)
   }
 
-  /** Keys split now, with their N, for the reconciler. */
-  splitKeys(): Array<{ key: string; n: number }> {
-    return [...this.#active].map(([key, n]) => ({ key, n }))
+  /** Keys split now, with their N and registry version, for the reconciler. */
+  splitKeys(): Array<{ key: string; n: number; version: number }> {
+    return [...this.#active].map(([key, { n, version }]) => ({ key, n, version }))
   }
 
   // Layout changes run beside the requests: the splitter keeps reads and writes correct while they are under way.

@@ -84,6 +84,11 @@ export interface HeatsinkNames {
   splitTouchedKey(key: string): string
   /** Hash holding the write stamp of `key`'s value, for split copies (last write wins); same slot as `key`. */
   splitStampKey(key: string): string
+  /**
+   * The registry version under which a data plane folded `key` for a command its split cannot answer (a string):
+   * no agent reopens the layout while the key's registry entry keeps that version; same slot as `key`.
+   */
+  splitHeldKey(key: string): string
   /** Lease of the split reconciler, so that one agent at a time rebalances. */
   readonly splitReconcilerLeaseKey: string
   /** Sorted set of recently folded split layouts (`<splitFactor>:<key>`, score: until when to re-check them). */
@@ -136,6 +141,7 @@ export function createNames(
     splitRoutesKey: (key: string) => `${namespace}:split-routes:${sameSlotTag(key)}:${key}`,
     splitTouchedKey: (key: string) => `${namespace}:split-touched:${sameSlotTag(key)}:${key}`,
     splitStampKey: (key: string) => `${namespace}:split-stamp:${sameSlotTag(key)}:${key}`,
+    splitHeldKey: (key: string) => `${namespace}:split-held:${sameSlotTag(key)}:${key}`,
     splitReconcilerLeaseKey: `${namespace}:split-reconciler`,
     splitFoldedKey: `${namespace}:split-folded`,
     metricsReporterLeaseKey: `${namespace}:metrics-reporter`,
@@ -167,6 +173,7 @@ export const HEATSINK_NAME_PARTS: {
     'split-routes:',
     'split-touched:',
     'split-stamp:',
+    'split-held:',
   ],
   single: [
     'registry',

@@ -3,6 +3,7 @@ import { drainShard } from './drain.js'
 import { InvalidSplitOptionError } from './errors.js'
 import { call, script } from './fan-out.js'
 import { decodeGate, readGate } from './gate.js'
+import { staysHeld } from './held-fold.js'
 import { collectJournal } from './journal.js'
 import type { SplitLayout, SplitShard } from './layout.js'
 import { Lease } from './lease.js'
@@ -11,6 +12,8 @@ import { Lease } from './lease.js'
 export interface SplitKeyRef {
   readonly key: string
   readonly n: number
+  /** The registry version of the key's entry: a layout held folded under it is left folded (held-fold.ts). */
+  readonly version?: number
 }
 
 /** Options of startReconciler. */
@@ -144,7 +147,10 @@ export class Reconciler {
     const tally: Tally = { rebalanced: 0, moved: 0n, resumed: 0, reopened: 0, strays: 0, journal: 0 }
     if (this.#lease === undefined) return report(false, 0, tally)
     const active = new Map<string, number>()
-    for (const { key, n } of await this.#options.keys()) if (n > 1) active.set(key, n)
+    for (const { key, n, version } of await this.#options.keys()) {
+      // A held layout is tidied as a folded one (#recheckFolded drains what reaches its shards), never reopened.
+      if (n > 1 && (version === undefined || !(await staysHeld(ctx, key, version)))) active.set(key, n)
+    }
     for (const [key, n] of active) {
       if (this.#stopped || !this.leader) break
       await this.#underKeyLease(key, (lease) => this.#tidyActive(ctx.layouts.get(key, n), lease, tally))

@@ -2,6 +2,7 @@ import type { SplitContext } from './context.js'
 import { drainShard } from './drain.js'
 import { FoldTimeoutError } from './errors.js'
 import { call, script } from './fan-out.js'
+import { staysHeld } from './held-fold.js'
 import { collectJournal } from './journal.js'
 import { Lease } from './lease.js'
 import { addRoute } from './routes.js'
@@ -29,6 +30,11 @@ export interface ActivateOptions {
    * registry's propagation bound, so that no agent still treating the key as unsplit misses a shard's write.
    */
   readonly holdWritesUntil?: number
+  /**
+   * The registry version of the promotion: a layout a data plane holds folded under this very version stays
+   * folded (held-fold.ts).
+   */
+  readonly version?: number
 }
 
 // The second pass normally finds nothing; a few more cover a shard reopened by a stale activation meanwhile.
@@ -46,6 +52,7 @@ export async function activate(
 ): Promise<void> {
   assertSplitFactor(n)
   if (options.holdWritesUntil !== undefined) ctx.transitions.hold(key, n, options.holdWritesUntil)
+  if (options.version !== undefined && (await staysHeld(ctx, key, options.version))) return
   const layout = ctx.layouts.get(key, n)
   await ctx.fanOut.all(layout.shards.map((shard) => script('reopenShard', [shard.gate])))
 }

@@ -2,6 +2,7 @@ import { type BaseShape, readBaseShape } from './base-shape.js'
 import { createContext, type SplitContext, type SplitterOptions } from './context.js'
 import { type CopyExpiry, SplitCopies } from './copies.js'
 import { SplitCounter } from './counter.js'
+import { heldVersion, holdFolded, releaseHold } from './held-fold.js'
 import type { SplitLayout } from './layout.js'
 import { type ShardPlacement, shardPlacement } from './placement.js'
 import { ReadAfterWrite } from './read-after-write.js'
@@ -203,9 +204,24 @@ export class Splitter {
     return reshard(this.#ctx, key, from, to)
   }
 
-  /** Folds every shard of layout `n` back into the original key; call on demotion. */
-  fold(key: string, n: number): Promise<ReshardReport> {
-    return reshard(this.#ctx, key, n, 1)
+  /** Folds every shard of layout `n` back into the original key; call on demotion (it also ends a hold). */
+  async fold(key: string, n: number): Promise<ReshardReport> {
+    const report = await reshard(this.#ctx, key, n, 1)
+    await releaseHold(this.#ctx, key)
+    return report
+  }
+
+  /**
+   * Folds layout `n` into the original key for a command the split cannot answer, and keeps it folded on every
+   * agent while the key's registry entry keeps `version` (held-fold.ts).
+   */
+  hold(key: string, n: number, version: number): Promise<ReshardReport> {
+    return holdFolded(this.#ctx, key, n, version)
+  }
+
+  /** The registry version `key` is held folded under, or undefined. */
+  heldVersion(key: string): Promise<number | undefined> {
+    return heldVersion(this.#ctx, key)
   }
 
   /** Starts the background reconciler (one agent at a time, under a lease). */

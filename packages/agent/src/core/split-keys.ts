@@ -92,11 +92,17 @@ export class SplitKeys {
   }
 
   // A counter when the base key is absent, or a string holding a canonical integer with no expiry (shards have
-  // none: an expiring counter would outlive its expiry), and the shards sum to a safe integer.
+  // none: an expiring counter would outlive its expiry), and the shards sum to a safe integer. A key another
+  // process holds folded under this registry entry is held here too, with no fold of its own.
   #classify(state: KeyState, hot: HotKey, name: string): SplitWait {
     const splitter = this.#parts.splitter
-    const work = Promise.all([splitter.baseShape(name), splitter.get(name, state.n)]).then(
-      ([base, sum]) => {
+    const reads = [splitter.baseShape(name), splitter.get(name, state.n), splitter.heldVersion(name)] as const
+    const work = Promise.all(reads).then(
+      ([base, sum, held]) => {
+        if (held === hot.entry.version) {
+          state.kind = 'held'
+          return undefined
+        }
         const counter =
           (base.type === 'none' || (base.type === 'string' && CANONICAL_INTEGER.test(base.value ?? ''))) &&
           base.pttl < 0 &&
