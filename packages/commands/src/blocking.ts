@@ -45,3 +45,22 @@ export function isBlocking(spec: CommandSpec, args: readonly unknown[]): boolean
   const optionsFrom = BLOCK_OPTION_COMMANDS.get(spec.name)
   return optionsFrom !== undefined && hasBlockOption(args, optionsFrom)
 }
+
+// Every command that runs a Lua script or function.
+const SCRIPT_COMMANDS: ReadonlySet<string> = new Set([
+  'eval',
+  'evalsha',
+  'eval_ro',
+  'evalsha_ro',
+  'fcall',
+  'fcall_ro',
+])
+
+/**
+ * Whether `command` (lowercase) runs a script. A script holds its connection for as long as it runs, and once past
+ * lua-time-limit Redis answers other connections BUSY and takes SCRIPT KILL or FUNCTION KILL only from another
+ * connection: a proxy gives the caller a connection of its own, so that neither waits behind it.
+ */
+export function runsScript(command: string): boolean {
+  return SCRIPT_COMMANDS.has(command)
+}

@@ -1,4 +1,4 @@
-export { isBlocking } from './blocking.js'
+export { isBlocking, runsScript } from './blocking.js'
 export { CACHEABLE_COMMANDS } from './cacheable.js'
 export { COMMAND_FORMS, CommandForm, commandForm, FORM_NAMES, KNOWN_FORMS } from './command-forms.js'
 export type { CommandAccess, CommandSpec } from './command-spec.js'

@@ -106,6 +106,40 @@ describe('commands Redis answers that the proxy once answered itself', () => {
     direct.disconnect()
   })
 
+  it('a script runs on its client’s own connection: other clients get BUSY, not a wait, and SCRIPT KILL and FUNCTION KILL through the proxy end it', async () => {
+    const direct = new Redis(redis().url)
+    await direct.config('SET', 'busy-reply-threshold', '50')
+    // One shared connection: without a connection of its own, the script would hold every other client's
+    // commands behind it, the kill among them.
+    const { client } = await startProxy(redis().url, { sharedConnections: 1 })
+    await direct.function(
+      'LOAD',
+      'REPLACE',
+      "#!lua name=spin\nredis.register_function('spin', function() while true do end end)",
+    )
+    for (const [start, kill] of [
+      [
+        (c: Redis) =>
+          c.eval("local f = function() while 1 do redis.call('ping') end end while 1 do pcall(f) end", 0),
+        'SCRIPT',
+      ],
+      [(c: Redis) => c.fcall('spin', 0), 'FUNCTION'],
+    ] as const) {
+      const looping = start(client()).catch((error: Error) => error)
+      const other = client()
+      await waitFor(
+        async () => (await other.ping().catch((error: Error) => error.message)) !== 'PONG',
+        'BUSY',
+      )
+      await expect(other.get('k')).rejects.toThrow(/^BUSY Redis is busy running a script/)
+      expect(await other.call(kill, 'KILL')).toBe('OK')
+      expect(String(await looping)).toMatch(/Script killed by user/)
+      expect(await other.ping()).toBe('PONG')
+    }
+    await direct.config('SET', 'busy-reply-threshold', '5000')
+    direct.disconnect()
+  })
+
   it('SYNC relays the replication stream from Redis (the RDB first)', async () => {
     const { socket } = await startProxy(redis().url)
     const s = await socket()

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net'
 import { type Agent, ConnectionState, type Route } from '@heatsink/agent'
-import { type CommandSpec, isBlocking, lookupCommand } from '@heatsink/commands'
+import { type CommandSpec, isBlocking, lookupCommand, runsScript } from '@heatsink/commands'
 import type { BackendConnection } from '../backend/backend-connection.js'
 import type { BackendPool } from '../backend/backend-pool.js'
 import type { ReplySink } from '../backend/reply-sink.js'
@@ -320,7 +320,10 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
       if (this.#clusterTransaction(name, args, request)) return
     }
     if (this.#pinned === undefined && spec !== undefined) {
-      if (spec.transaction || isBlocking(spec, args) || name === 'select' || redisAuth) {
+      // A script on a standalone Redis too (runsScript); on a Cluster it stays on the shared connections, where a
+      // pin would hold the client to one master.
+      const script = this.#context.cluster === undefined && runsScript(name)
+      if (spec.transaction || isBlocking(spec, args) || script || name === 'select' || redisAuth) {
         // Pinned first, so that the request runs on the new connection once the replies before it are in. On a
         // Cluster, to the master of the command's first key (a transaction must keep to one slot's master).
         this.#ensurePinned(slotsOf(spec, args)[0] ?? 0)
