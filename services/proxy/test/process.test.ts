@@ -88,11 +88,18 @@ function memory(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 
 describe('node services/proxy/dist/main.js', () => {
   it('refuses a bad environment with a clear message and exit code 2', async () => {
-    const { child, output } = start({ PORT: 'abc', REDIS_URL: redis().url })
+    const { child, output } = start({
+      PORT: 'abc',
+      REDIS_URL: redis().url,
+      HEATSINK_CONTROL_REDIS_URL: 'memcached://heatsink:11211',
+    })
     const [code] = await once(child, 'exit')
     expect(code).toBe(2)
     expect(output()).toContain(
       "heatsink proxy: invalid configuration: PORT: expected an integer port from 0 to 65535, got 'abc'",
+    )
+    expect(output()).toContain(
+      "HEATSINK_CONTROL_REDIS_URL: expected a redis:// or rediss:// URL, got 'memcached://heatsink:11211'",
     )
   })
 
