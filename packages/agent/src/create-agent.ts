@@ -24,6 +24,7 @@ export function createAgent(options: AgentOptions<Redis> & { redis: string | Red
 export function createAgent<C extends Redis | Cluster>(options: AgentOptions<C>): Agent<C>
 export function createAgent(options: AgentOptions): Agent {
   const resolved = resolveOptions(options)
+  checkControlClient(options.control)
   const connections = new OwnedConnections(resolved.log)
   const data =
     typeof options.redis === 'string' ? connections.add(new Redis(options.redis), 'data') : options.redis
@@ -48,16 +49,10 @@ export function createAgent(options: AgentOptions): Agent {
   })
 }
 
-// The control Redis's command connection, or undefined when the data Redis is also the control Redis.
-function openControl(
-  given: AgentOptions['control'],
-  options: ResolvedOptions,
-  connections: OwnedConnections,
-): Redis | undefined {
-  if (given === undefined) return undefined
-  if (typeof given === 'string') {
-    return connections.add(new Redis(given, roleOptions('control', options.agentId)), 'control')
-  }
+// A control client given (a URL was checked with the other options): before any connection is opened, so that
+// a bad one leaves nothing open.
+function checkControlClient(given: AgentOptions['control']): void {
+  if (given === undefined || typeof given === 'string') return
   assertRedisClient(given, 'control')
   if (isClusterClient(given)) {
     throw new InvalidAgentOptionError(
@@ -68,7 +63,16 @@ function openControl(
   if (given.options.keyPrefix) {
     throw new InvalidAgentOptionError('control', 'clients with a keyPrefix are not supported')
   }
-  return given
+}
+
+// The control Redis's command connection, or undefined when the data Redis is also the control Redis.
+function openControl(
+  given: AgentOptions['control'],
+  options: ResolvedOptions,
+  connections: OwnedConnections,
+): Redis | undefined {
+  if (typeof given !== 'string') return given
+  return connections.add(new Redis(given, roleOptions('control', options.agentId)), 'control')
 }
 
 function openReportConnection(on: Redis | Cluster, options: ResolvedOptions): Redis | Cluster {
