@@ -3,7 +3,7 @@ import type { Aggregator } from '@heatsink/aggregator'
 import { ensureRedis, freePort, type RunningService } from '@heatsink/devservices'
 import { createNames } from '@heatsink/protocol'
 import { createProxy, type RespProxy } from '@heatsink/proxy'
-import { testNamespace, useTestPostgres } from '@heatsink/test'
+import { type ChannelListener, listenToEveryChannel, testNamespace, useTestPostgres } from '@heatsink/test'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { inProcessAggregator, until } from './support/in-process.js'
@@ -25,8 +25,8 @@ describe('a control Redis apart from the data Redis (HEATSINK_CONTROL_REDIS_URL)
   let proxyPort: number
   let dropIn: HeatsinkRedis
   const clients: Redis[] = []
-  const heardOnData: string[] = []
-  const heardOnControl: string[] = []
+  let onDataChannels: ChannelListener
+  let onControlChannels: ChannelListener
 
   const client = (url: string) => {
     const opened = new Redis(url, { maxRetriesPerRequest: 1 })
@@ -39,14 +39,8 @@ describe('a control Redis apart from the data Redis (HEATSINK_CONTROL_REDIS_URL)
     data = await ensureRedis({ url: `redis://127.0.0.1:${await freePort()}` })
     control = await ensureRedis({ url: `redis://127.0.0.1:${await freePort()}` })
     // A client of the application that listens to every channel of each server from the start.
-    for (const [url, heard] of [
-      [data.url, heardOnData],
-      [control.url, heardOnControl],
-    ] as const) {
-      const listener = client(url)
-      listener.on('pmessage', (_pattern: string, channel: string) => heard.push(channel))
-      await listener.psubscribe('*')
-    }
+    onDataChannels = await listenToEveryChannel(data.url)
+    onControlChannels = await listenToEveryChannel(control.url)
     // One environment for every component: REDIS_URL names the data Redis, the control Redis is named apart.
     aggregator = inProcessAggregator(
       { redisUrl: data.url, databaseUrl: postgres().url, namespace },
@@ -71,6 +65,8 @@ describe('a control Redis apart from the data Redis (HEATSINK_CONTROL_REDIS_URL)
     await proxy?.close(1000)
     await aggregator?.stop()
     for (const opened of clients) opened.disconnect()
+    onDataChannels?.close()
+    onControlChannels?.close()
     await data?.stop()
     await control?.stop()
   })
@@ -135,7 +131,9 @@ describe('a control Redis apart from the data Redis (HEATSINK_CONTROL_REDIS_URL)
     finish('loaded')
     expect(await loading).toBe('loaded')
     expect(await onData.exists(lease)).toBe(0)
-    await until('the end of the lease announced on C', () => heardOnControl.includes(`${namespace}:filled`))
+    await until('the end of the lease announced on C', () =>
+      onControlChannels.channels.includes(`${namespace}:filled`),
+    )
   })
 
   it('leaves in D only the application keys and the database marker, no blocked client, no Heatsink channel', async () => {
@@ -144,7 +142,7 @@ describe('a control Redis apart from the data Redis (HEATSINK_CONTROL_REDIS_URL)
     expect((await onData.keys('*')).sort()).toEqual([HOT_KEY, names.databaseMarkerKey, LOADED_KEY].sort())
     expect(await onData.dbsize()).toBe(3)
     expect(infoField(await onData.info('clients'), 'blocked_clients')).toBe(0)
-    expect(heardOnData.filter((channel) => channel.startsWith(`${namespace}:`))).toEqual([])
+    expect(onDataChannels.channels.filter((channel) => channel.startsWith(`${namespace}:`))).toEqual([])
 
     // Where it all went instead: the aggregator blocks on C's report streams, and C carries every channel.
     await waitUntil(
@@ -156,7 +154,7 @@ describe('a control Redis apart from the data Redis (HEATSINK_CONTROL_REDIS_URL)
     }
     expect(await onControl.hexists(names.registrySnapshotKey, 'snapshot')).toBe(1)
     expect(await onControl.exists(names.agentsKey)).toBe(1)
-    expect(new Set(heardOnControl)).toEqual(
+    expect(new Set(onControlChannels.channels)).toEqual(
       new Set([names.registryChannel, names.invalidationChannel, `${namespace}:filled`]),
     )
   })

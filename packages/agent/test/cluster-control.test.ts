@@ -1,39 +1,20 @@
-import {
-  ensureRedis,
-  freePort,
-  type RedisCluster,
-  type RunningService,
-  ServiceUnavailableError,
-  startRedisCluster,
-} from '@heatsink/devservices'
+import { ensureRedis, freePort, type RunningService } from '@heatsink/devservices'
 import { createNames } from '@heatsink/protocol'
 import { testNamespace } from '@heatsink/test'
 import { Cluster, Redis } from 'ioredis'
-import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest'
 import { type Agent, createAgent } from '../src/index.js'
 import { publishRegistry } from '../src/testing.js'
-import { waitFor } from './support/helpers.js'
+import { useRedisCluster, waitFor } from './support/helpers.js'
 
-let servers: RedisCluster | undefined
+const servers = useRedisCluster()
 let control: RunningService | undefined
-let unavailable = ''
 const clients: Array<Redis | Cluster> = []
 const agents: Agent[] = []
 
 beforeAll(async () => {
   control = await ensureRedis({ url: `redis://127.0.0.1:${await freePort()}` })
-  try {
-    servers = await startRedisCluster({ masters: 3 })
-  } catch (error) {
-    // Only where redis-server is not installed (Redis from a container): no cluster to start.
-    if (!(error instanceof ServiceUnavailableError)) throw error
-    unavailable = error.message
-  }
 }, 60_000)
-
-beforeEach((context) => {
-  if (servers === undefined) context.skip(`no Redis Cluster: ${unavailable}`)
-})
 
 afterEach(async () => {
   await Promise.all(agents.splice(0).map((agent) => agent.close()))
@@ -41,7 +22,6 @@ afterEach(async () => {
 })
 
 afterAll(async () => {
-  await servers?.stop()
   await control?.stop()
 })
 
@@ -55,14 +35,14 @@ it('on a Cluster with a standalone control Redis: L1 and tracking on the masters
   const namespace = testNamespace()
   const names = createNames(namespace)
   const key = `${namespace}:hot`
-  const masters = (servers as RedisCluster).nodes.map(({ host, port }) => track(new Redis({ host, port })))
+  const masters = servers().nodes.map(({ host, port }) => track(new Redis({ host, port })))
   const heardOnMasters: string[] = []
   for (const master of masters) {
     const listener = track(master.duplicate())
     listener.on('pmessage', (_pattern: string, channel: string) => heardOnMasters.push(channel))
     await listener.psubscribe('*')
   }
-  const data = track(new Cluster((servers as RedisCluster).nodes))
+  const data = track(new Cluster(servers().nodes))
   await new Promise<void>((resolve) => data.once('ready', resolve))
   const onControl = track(new Redis((control as RunningService).url))
   const agent = createAgent({

@@ -1,6 +1,6 @@
 import { ensureRedis, freePort, type RunningService } from '@heatsink/devservices'
 import { createNames } from '@heatsink/protocol'
-import { testNamespace } from '@heatsink/test'
+import { listenToEveryChannel, testNamespace } from '@heatsink/test'
 import { Cluster, Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Agent } from '../src/agent.js'
@@ -9,7 +9,7 @@ import { InvalidAgentOptionError } from '../src/errors.js'
 import { Redis as HeatsinkRedis } from '../src/ioredis/redis.js'
 import type { AgentOptions } from '../src/options.js'
 import { publishRegistry, registerSilently } from '../src/testing.js'
-import { captureLog, clientIdByName, controlledLoader, waitFor } from './support/helpers.js'
+import { captureLog, clientIdByName, controlledLoader, thrownBy, waitFor } from './support/helpers.js'
 
 const LOST = 'invalidation channel lost, L1 emptied'
 const LIVE = 'invalidation channels live'
@@ -113,16 +113,9 @@ describe('an agent with a control Redis', () => {
   it("wakes another agent's getOrLoad waiter by an announcement on the control Redis, none on the data Redis", async () => {
     const namespace = testNamespace()
     const key = `${namespace}:loaded`
-    const heardOnData: string[] = []
-    const heardOnControl: string[] = []
-    for (const [url, heard] of [
-      [data.url, heardOnData],
-      [control.url, heardOnControl],
-    ] as const) {
-      const listener = client(url)
-      listener.on('pmessage', (_pattern: string, channel: string) => heard.push(channel))
-      await listener.psubscribe('*')
-    }
+    const onData = await listenToEveryChannel(data.url)
+    const onControl = await listenToEveryChannel(control.url)
+    opened.push(onData, onControl)
     // A poll far longer than the test waits: only the announcement can wake the waiter in time.
     const stampede = { pollMs: 30_000, maxWaitMs: 60_000, leaseMs: 60_000 }
     const loading = agentOn({ namespace, agentId: 'loading', stampede })
@@ -140,8 +133,8 @@ describe('an agent with a control Redis', () => {
     expect(await waited).toBe('loaded once')
     expect(performance.now() - started).toBeLessThan(1000)
     expect(loader.calls).toBe(1)
-    expect(heardOnControl).toContain(`${namespace}:filled`)
-    expect(heardOnData.filter((channel) => channel.startsWith(`${namespace}:`))).toEqual([])
+    expect(onControl.channels).toContain(`${namespace}:filled`)
+    expect(onData.channels.filter((channel) => channel.startsWith(`${namespace}:`))).toEqual([])
   })
 })
 
@@ -150,13 +143,13 @@ describe('the control option', () => {
 
   it('must be a redis:// or rediss:// URL, shown by its scheme only since the rest may hold a password', () => {
     for (const bad of ['http://user:s3cret@heatsink:6379', 'heatsink:6379', 'redis:///tmp/sock']) {
-      const error = thrown(() => createAgent({ redis: data.url, control: bad, namespace }))
+      const error = thrownBy(() => createAgent({ redis: data.url, control: bad, namespace }))
       expect(error).toBeInstanceOf(InvalidAgentOptionError)
       expect(error).toMatchObject({ option: 'control' })
       expect((error as Error).message).toMatch(/^control: must be a redis:\/\/ or rediss:\/\/ URL/)
       expect((error as Error).message).not.toContain('s3cret')
     }
-    expect(thrown(() => createAgent({ redis: data.url, control: 42 as never, namespace }))).toMatchObject({
+    expect(thrownBy(() => createAgent({ redis: data.url, control: 42 as never, namespace }))).toMatchObject({
       option: 'control',
       message: 'control: must be a redis:// or rediss:// URL or an ioredis Redis client',
     })
@@ -165,7 +158,7 @@ describe('the control option', () => {
   it('must be one standalone Redis, not a Cluster', () => {
     const cluster = new Cluster([{ host: '127.0.0.1', port: 1 }], { lazyConnect: true })
     expect(
-      thrown(() => createAgent({ redis: data.url, control: cluster as never, namespace })),
+      thrownBy(() => createAgent({ redis: data.url, control: cluster as never, namespace })),
     ).toMatchObject({
       option: 'control',
       message: 'control: must be one standalone Redis (a URL or an ioredis Redis), not a Cluster',
@@ -173,18 +166,9 @@ describe('the control option', () => {
   })
 
   it("is checked as heatsink.control in the drop-in's options", () => {
-    const error = thrown(
+    const error = thrownBy(
       () => new HeatsinkRedis(data.url, { lazyConnect: true, heatsink: { namespace, control: 'tcp://x' } }),
     )
     expect(error).toMatchObject({ option: 'heatsink.control' })
   })
 })
-
-function thrown(run: () => unknown): unknown {
-  try {
-    run()
-  } catch (error) {
-    return error
-  }
-  throw new Error('expected an error')
-}
