@@ -4,6 +4,7 @@ import { TumblingWindows, WindowRecorder } from '@heatsink/sketch'
 import { createSplitter, type Reconciler, type Splitter } from '@heatsink/split'
 import {
   createStampedeGuard,
+  FillAnnouncer,
   fillChannel,
   GuardClosedError,
   type StampedeGuard,
@@ -43,6 +44,8 @@ import { WrappedCommands } from './wrapped-commands.js'
 /** What createAgent hands the agent: the data client, resolved options and the connections it opened. */
 export interface AgentParts<C extends Redis | Cluster> {
   data: C
+  /** The control Redis's command connection; undefined when the data Redis is also the control Redis. */
+  control: Redis | undefined
   options: ResolvedOptions
   connections: OwnedConnections
   reportConnection: Redis | Cluster
@@ -60,6 +63,8 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   readonly redis: C
   readonly agentId: string
   readonly #data: Redis
+  /** Where Heatsink's own state is read and announced: the control Redis, or the data Redis without one. */
+  readonly #control: Redis
   readonly #options: ResolvedOptions
   readonly #counters = new AgentCounters()
   readonly #recorder: WindowRecorder
@@ -98,6 +103,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     this.redis = parts.data
     this.agentId = options.agentId
     this.#data = parts.data as unknown as Redis
+    this.#control = parts.control ?? this.#data
     this.#options = options
     this.#connections = parts.connections
     this.#whenReady = new Promise((resolve) => {
@@ -108,6 +114,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     this.#replies = new ReplyCache(options.l1, clock, this.#counters, this.#events, 'replies')
     this.#guard = createStampedeGuard({
       redis: parts.data,
+      control: parts.control,
       subscriber: false,
       names,
       agentId: options.agentId,
@@ -121,7 +128,13 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     this.#fillChannel = fillChannel(names)
     this.#channels = parts.openChannels(this.#onMessage)
     const guard = this.#guard
-    this.#splitter = createSplitter({ redis: parts.data, names, agentId: options.agentId, clock })
+    this.#splitter = createSplitter({
+      redis: parts.data,
+      control: parts.control,
+      names,
+      agentId: options.agentId,
+      clock,
+    })
     this.#split = new SplitStrategy(this.#splitter, this.#fetch, log, () => clock.now())
     this.#strategies = {
       local_cache: new LocalCacheStrategy({
@@ -145,8 +158,8 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       }),
     }
     this.#view = new RegistryView({
-      readSnapshot: () => this.#data.hget(names.registrySnapshotKey, 'snapshot'),
-      readVersion: () => this.#data.hget(names.registrySnapshotKey, 'version'),
+      readSnapshot: () => this.#control.hget(names.registrySnapshotKey, 'snapshot'),
+      readVersion: () => this.#control.hget(names.registrySnapshotKey, 'version'),
       strategyFor: (mitigation) => this.#strategies[mitigation],
       onChange: (hot, before, after) => {
         if (before !== undefined) this.#strategies[before].leave(hot)
@@ -179,7 +192,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       onMiss: this.#onMiss,
     })
     this.#bus = new InvalidationBus({
-      publish: (message) => this.#data.publish(names.invalidationChannel, message),
+      publish: (message) => this.#control.publish(names.invalidationChannel, message),
       agentId: options.agentId,
       clock,
       invalidate: this.#invalidate,
@@ -232,7 +245,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     })
     const commands = new WrappedCommands({
       data: this.#data,
-      names,
+      leases: new FillAnnouncer(names, parts.control),
       lookup: (name) => this.#view.get(name),
       recorder: this.#recorder,
       counters: this.#counters,
@@ -451,7 +464,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     }
     this.#options.log.info({ agentId: this.agentId }, 'invalidation channels live')
     // Tuning published while the channel was down is missed; the latest is kept in a key.
-    this.#data
+    this.#control
       .get(this.#options.names.tuningKey)
       .then((text) => {
         if (text !== null) this.#tuning.receive(text)

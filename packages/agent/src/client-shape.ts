@@ -12,12 +12,12 @@ const EXPECTED = 'must be a Redis URL, or an ioredis Redis or Cluster client'
 /**
  * Checks that `value` is an ioredis Redis or Cluster by what it can do, as BullMQ's isRedisInstance does, not
  * by `instanceof`: an application's ioredis is often another copy than the one this package resolves (another
- * version, a bundler's copy), and `instanceof` fails across copies. Throws InvalidAgentOptionError naming what
- * the object lacks.
+ * version, a bundler's copy), and `instanceof` fails across copies. Throws InvalidAgentOptionError naming
+ * `option` and what the object lacks.
  */
-export function assertRedisClient(value: unknown): asserts value is Redis | Cluster {
+export function assertRedisClient(value: unknown, option = 'redis'): asserts value is Redis | Cluster {
   if (typeof value !== 'object' || value === null) {
-    throw new InvalidAgentOptionError('redis', `${EXPECTED}, got ${value === null ? 'null' : typeof value}`)
+    throw new InvalidAgentOptionError(option, `${EXPECTED}, got ${value === null ? 'null' : typeof value}`)
   }
   const client = value as Record<string, unknown>
   const missing: string[] = CLIENT_METHODS.filter((name) => typeof client[name] !== 'function').map(
@@ -31,7 +31,7 @@ export function assertRedisClient(value: unknown): asserts value is Redis | Clus
   }
   if (missing.length > 0) {
     const kind = client['isCluster'] === true ? 'a Cluster' : 'the object'
-    throw new InvalidAgentOptionError('redis', `${EXPECTED}; ${kind} lacks ${missing.join(', ')}`)
+    throw new InvalidAgentOptionError(option, `${EXPECTED}; ${kind} lacks ${missing.join(', ')}`)
   }
 }
 

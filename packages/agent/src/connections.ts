@@ -3,7 +3,7 @@ import type { Cluster, Redis, RedisOptions } from 'ioredis'
 import type { AgentLogger } from './options.js'
 
 /** What the agent uses each of its own connections for; part of the connection name Redis shows. */
-export type ConnectionRole = 'sub' | 'track' | 'report'
+export type ConnectionRole = 'sub' | 'track' | 'report' | 'control'
 
 // Reconnect quickly, then back off to 2 s: the agent's own connections never give up while it runs.
 const retryStrategy = (attempt: number): number => Math.min(attempt * 100, 2000)
@@ -15,6 +15,8 @@ const ROLE_OPTIONS: Record<ConnectionRole, Partial<RedisOptions>> = {
   track: { lazyConnect: true, enableOfflineQueue: false, autoResendUnfulfilledCommands: false },
   // A report that cannot go at once is dropped and counted, never queued.
   report: { lazyConnect: false, enableOfflineQueue: false, maxRetriesPerRequest: 0 },
+  // The control Redis given as a URL: registry and tuning reads, invalidation and fill announcements.
+  control: { lazyConnect: false },
 }
 
 // ioredis 6 speaks RESP3 unless told otherwise; the agent's own connections stay on RESP2, as with ioredis 5:

@@ -59,6 +59,15 @@ export interface StampedeOptions {
 export interface AgentOptions<C extends Redis | Cluster = Redis | Cluster> {
   /** A Redis URL (the agent owns that client), or an ioredis Redis or Cluster (left open by close()). */
   redis: string | C
+  /**
+   * Heatsink's own Redis, apart from the application's: a redis:// or rediss:// URL (the agent owns that client)
+   * or an ioredis Redis (left open by close()); one standalone Redis, whatever `redis` is. It carries the report
+   * stream, the registry snapshot and tuning keys and the registry, invalidation, tuning and fill channels, so
+   * that `redis` keeps only what tracking and getOrLoad need: the tracking subscription, the database marker
+   * and getOrLoad's leases (docs/operations.md). Give it the aggregators' HEATSINK_CONTROL_REDIS_URL. Default:
+   * `redis` carries everything.
+   */
+  control?: string | Redis
   /** Heatsink namespace shared with the aggregator; default 'heatsink'. */
   namespace?: string
   /** Unique per process; default `<hostname>-<pid>-<random>`. */
@@ -192,6 +201,12 @@ function resolveSettings(options: Omit<AgentOptions, 'redis'>, at: string): Reso
       `must be above 0 and at most 1, got ${ttlFraction}`,
     )
   }
+  if (typeof options.control === 'string' && !CONTROL_URL.test(options.control)) {
+    throw new InvalidAgentOptionError(
+      named('control'),
+      `must be a redis:// or rediss:// URL or an ioredis Redis client, got a string starting ${JSON.stringify(urlScheme(options.control))}`,
+    )
+  }
   const registryKey = options.registryKey ?? null
   const keyProblem = registryKey === null ? undefined : registryKeyProblem(registryKey)
   if (keyProblem !== undefined) throw new InvalidAgentOptionError(named('registryKey'), keyProblem)
@@ -228,6 +243,15 @@ function resolveSettings(options: Omit<AgentOptions, 'redis'>, at: string): Reso
     },
     registryKey,
   }
+}
+
+// A host must follow the scheme; the rest (credentials, port, database) is ioredis's to read.
+const CONTROL_URL = /^rediss?:\/\/[^/]/
+
+// What a bad URL is shown as: its scheme only, since the rest may hold a password.
+function urlScheme(url: string): string {
+  const colon = url.indexOf(':')
+  return colon < 0 ? url.slice(0, 12) : url.slice(0, colon + 1)
 }
 
 function defaultAgentId(): string {

@@ -1,8 +1,12 @@
 import { CommandForm, type CommandSpec, lookupCommand } from '@heatsink/commands'
-import type { HeatsinkNames } from '@heatsink/protocol'
 import type { WindowRecorder } from '@heatsink/sketch'
 import type { Splitter } from '@heatsink/split'
-import { delAndBreakLeases, type SetArguments, setAndBreakLease } from '@heatsink/stampede'
+import {
+  delAndBreakLeases,
+  type FillAnnouncer,
+  type SetArguments,
+  setAndBreakLease,
+} from '@heatsink/stampede'
 import type { Callback, Redis, RedisKey } from 'ioredis'
 import { keyName, keysOf, nodeify, takeCallback } from './command-args.js'
 import { lossless } from './core/lossless-key.js'
@@ -18,7 +22,8 @@ import type { AgentCounters } from './stats.js'
 /** What the wrapped commands read and act on: the agent's parts. */
 export interface WrappedCommandsParts {
   data: Redis
-  names: HeatsinkNames
+  /** Lease keys by name, and where the ends of the leases a write breaks are announced. */
+  leases: FillAnnouncer
   /** The key's registry entry as this agent sees it. */
   lookup(name: string): HotKey | undefined
   recorder: WindowRecorder
@@ -84,7 +89,7 @@ export class WrappedCommands {
    * flight anywhere overwrites it; evicts the key from L1 here at once and, once written, on every agent.
    */
   readonly set = ((key: RedisKey, ...rest: unknown[]) => {
-    const { data, names, lookup, counters, splitter, split } = this.#parts
+    const { data, leases, lookup, counters, splitter, split } = this.#parts
     const callback = takeCallback(rest)
     const name = keyName(key)
     counters.requests++
@@ -97,7 +102,7 @@ export class WrappedCommands {
       hot?.mitigation === 'split' && copies.splittable?.(rest) !== false
         ? copies.run(splitter, name, split.factorOf(hot), rest)
         : lossless(key, name)
-          ? setAndBreakLease(data, names, name, ...(rest as SetArguments))
+          ? setAndBreakLease(data, leases, name, ...(rest as SetArguments))
           : (Reflect.apply(data.set as Variadic, data, [key, ...rest]) as Promise<unknown>)
     return nodeify(this.#written([name], pending), callback)
   }) as Redis['set']
@@ -153,7 +158,7 @@ export class WrappedCommands {
     if (names.length === 0 || !keys.every((key, i) => lossless(key, names[i] as string))) {
       return Reflect.apply(data.del as Variadic, data, args) as Promise<unknown>
     }
-    return delAndBreakLeases(data, this.#parts.names, names)
+    return delAndBreakLeases(data, this.#parts.leases, names)
   }
 
   // After a write settles: evict again (a fill may have read the old value meanwhile) and tell the other agents.

@@ -1,44 +1,23 @@
-import { type RedisCluster, ServiceUnavailableError, startRedisCluster } from '@heatsink/devservices'
 import { createNames, redisClusterSlot } from '@heatsink/protocol'
 import { ManualClock } from '@heatsink/sketch'
 import { testNamespace } from '@heatsink/test'
 import { Cluster, Redis } from 'ioredis'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { type Agent, createAgent } from '../src/index.js'
 import { publishRegistry } from '../src/testing.js'
-import { captureLog, controlledLoader, waitFor } from './support/helpers.js'
+import { captureLog, controlledLoader, useRedisCluster, waitFor } from './support/helpers.js'
 
-let servers: RedisCluster | undefined
-let unavailable = ''
+const servers = useRedisCluster()
 const clients: Array<Redis | Cluster> = []
 const agents: Agent[] = []
-
-beforeAll(async () => {
-  try {
-    servers = await startRedisCluster({ masters: 3 })
-  } catch (error) {
-    // Only where redis-server is not installed (Redis from a container): no cluster to start.
-    if (!(error instanceof ServiceUnavailableError)) throw error
-    unavailable = error.message
-  }
-}, 60_000)
-
-beforeEach((context) => {
-  if (servers === undefined) context.skip(`no Redis Cluster: ${unavailable}`)
-})
 
 afterEach(async () => {
   await Promise.all(agents.splice(0).map((agent) => agent.close()))
   for (const client of clients.splice(0)) client.disconnect()
 })
 
-afterAll(async () => {
-  await servers?.stop()
-})
-
 function nodes() {
-  if (servers === undefined) throw new Error('no cluster')
-  return servers.nodes
+  return servers().nodes
 }
 
 async function cluster(): Promise<Cluster> {

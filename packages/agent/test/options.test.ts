@@ -10,6 +10,7 @@ import {
   UnknownAgentOptionError,
 } from '../src/index.js'
 import { resolveOptions } from '../src/options.js'
+import { thrownBy } from './support/helpers.js'
 
 const url = 'redis://127.0.0.1:1'
 
@@ -142,12 +143,3 @@ describe('options', () => {
     client.disconnect()
   })
 })
-
-function thrownBy(run: () => unknown): unknown {
-  try {
-    run()
-  } catch (error) {
-    return error
-  }
-  throw new Error('expected a throw')
-}

@@ -37,6 +37,11 @@ export interface SplitterOptions {
   readonly journalGraceMs?: number
   /** How long the reconciler re-checks a folded layout for strays. Default: sealTtlMs. */
   readonly foldedRecheckMs?: number
+  /**
+   * Where the reconciler's leader lease (names.splitReconcilerLeaseKey) lives: Heatsink's control Redis, so that
+   * the application's Redis holds no key of Heatsink's while nothing is split. Default: `redis`.
+   */
+  readonly control?: Redis | Cluster
 }
 
 /** Resolved timing settings. */
@@ -54,6 +59,8 @@ export interface SplitSettings {
 export interface SplitContext {
   readonly redis: Redis | Cluster
   readonly fanOut: FanOut
+  /** Commands on the Redis of the reconciler's leader lease (SplitterOptions.control). */
+  readonly controlFanOut: FanOut
   readonly names: HeatsinkNames
   readonly layouts: LayoutCache
   readonly transitions: Transitions
@@ -90,9 +97,11 @@ export function createContext(options: SplitterOptions): SplitContext {
     helperTtlMs: Math.max(HOUR, 10 * leaseMs),
   }
   const clock = options.clock ?? systemClock
+  const fanOut = new FanOut(options.redis)
   return {
     redis: options.redis,
-    fanOut: new FanOut(options.redis),
+    fanOut,
+    controlFanOut: options.control === undefined ? fanOut : new FanOut(options.control),
     names: options.names,
     layouts: new LayoutCache(options.names),
     transitions: new Transitions(clock),

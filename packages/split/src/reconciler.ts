@@ -142,7 +142,9 @@ export class Reconciler {
   async #pass(): Promise<ReconcileReport> {
     const ctx = this.#ctx
     if (this.#lease === undefined || !this.#lease.held) {
-      this.#lease = await Lease.tryAcquire(ctx, ctx.names.splitReconcilerLeaseKey, this.#leaseMs)
+      // The leader lease lives on the control Redis (the data Redis when there is none).
+      const leaderCtx = { ...ctx, fanOut: ctx.controlFanOut }
+      this.#lease = await Lease.tryAcquire(leaderCtx, ctx.names.splitReconcilerLeaseKey, this.#leaseMs)
     }
     const tally: Tally = { rebalanced: 0, moved: 0n, resumed: 0, reopened: 0, strays: 0, journal: 0 }
     if (this.#lease === undefined) return report(false, 0, tally)

@@ -11,6 +11,41 @@ export function fillChannel(names: HeatsinkNames): string {
   return `${names.namespace}:filled`
 }
 
+/**
+ * Where the end of a lease is announced on the fill channel. By default the lease scripts publish it themselves,
+ * in the same step, on the Redis that holds the lease. With a control Redis the scripts publish nothing (the
+ * application's Redis then carries no channel of Heatsink's) and the ends they report are published on the
+ * control Redis right after: an announcement only wakes waiters sooner, who poll anyway, so it need not be atomic
+ * with the lease's end.
+ */
+export class FillAnnouncer {
+  readonly names: HeatsinkNames
+  readonly channel: string
+  /** The channel the lease scripts publish on: the fill channel, or '' when announcements go to the control Redis. */
+  readonly scriptChannel: string
+  readonly #control: Redis | Cluster | undefined
+
+  constructor(names: HeatsinkNames, control?: Redis | Cluster) {
+    this.names = names
+    this.channel = fillChannel(names)
+    this.scriptChannel = control === undefined ? this.channel : ''
+    this.#control = control
+  }
+
+  /** A script ended the leases of `keys`: announces them on the control Redis (the script did, without one). */
+  ended(keys: readonly string[]): void {
+    const control = this.#control
+    if (control === undefined) return
+    // Fire and forget: a lost announcement costs a waiter one poll interval, never a wrong value.
+    for (const key of keys) control.publish(this.channel, key).catch(() => {})
+  }
+}
+
+/** The announcer for `names` or the one given: write-throughs take either. */
+export function announcerOf(names: HeatsinkNames | FillAnnouncer): FillAnnouncer {
+  return names instanceof FillAnnouncer ? names : new FillAnnouncer(names)
+}
+
 /** A pending wait for one key's lease to end. */
 export interface FillWait {
   /** Resolves on the announcement, when the armed time passes, or on cancel, whichever comes first. */

@@ -7,7 +7,10 @@ import { stampedeScripts } from './scripts.js'
 export interface LeaseTarget {
   key: string
   leaseKey: string
+  /** The fill channel the lease scripts publish on; '' when `announce` publishes elsewhere (a control Redis). */
   channel: string
+  /** Called with the key once a script ended its lease (see FillAnnouncer). */
+  announce?: (key: string) => void
 }
 
 /** What a lease attempt found; `remainingMs` is the holder's lease PTTL (-1 for a lease without one). */
@@ -102,28 +105,32 @@ export class HeldLease {
   /** Stores `envelope` for `ttlMs` and releases, if still the owner; true when stored. */
   async fill(envelope: string, ttlMs: number): Promise<boolean> {
     this.#end()
-    const { key, leaseKey, channel } = this.#target
-    return (
-      (await stampedeScripts.fillLease(
-        this.#redis,
-        key,
-        leaseKey,
-        this.token,
-        envelope,
-        ttlMs,
-        channel,
-        key,
-        this.#seenDigest,
-      )) === 1
+    const { key, leaseKey, channel, announce } = this.#target
+    const outcome = await stampedeScripts.fillLease(
+      this.#redis,
+      key,
+      leaseKey,
+      this.token,
+      envelope,
+      ttlMs,
+      channel,
+      key,
+      this.#seenDigest,
     )
+    // 0: the lease was no longer ours, so nothing of ours ended; 1 stored, 2 refused: the lease ended either way.
+    if (outcome !== 0) announce?.(key)
+    return outcome === 1
   }
 
   /** Releases without storing, if still the owner; never throws (the lease runs out anyway). */
   async release(): Promise<void> {
     if (this.#ended) return
     this.#end()
-    const { key, leaseKey, channel } = this.#target
-    await stampedeScripts.releaseLease(this.#redis, leaseKey, this.token, channel, key).catch(this.#onError)
+    const { key, leaseKey, channel, announce } = this.#target
+    const released = await stampedeScripts
+      .releaseLease(this.#redis, leaseKey, this.token, channel, key)
+      .catch(this.#onError)
+    if (released === 1) announce?.(key)
   }
 
   #end(): void {

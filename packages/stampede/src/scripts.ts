@@ -47,9 +47,14 @@ export const stampedeScripts = {
     channel: string,
     message: string,
     setArgs: readonly ScriptArgument[],
-  ) => SET_AND_BREAK_LEASE.run<string | null>(redis, [key, leaseKey], [channel, message, ...setArgs]),
+  ) =>
+    SET_AND_BREAK_LEASE.run<[reply: string | null, broken: 0 | 1]>(
+      redis,
+      [key, leaseKey],
+      [channel, message, ...setArgs],
+    ),
 
-  /** `keysAndLeases`: each cache key followed by its lease key. */
+  /** `keysAndLeases`: each cache key followed by its lease key. Resolves to DEL's count, then the keys whose lease broke. */
   delAndBreakLeases: (redis: Redis | Cluster, keysAndLeases: readonly string[], channel: string) =>
-    DEL_AND_BREAK_LEASES.run<number>(redis, keysAndLeases, [channel]),
+    DEL_AND_BREAK_LEASES.run<[deleted: number, ...broken: string[]]>(redis, keysAndLeases, [channel]),
 }

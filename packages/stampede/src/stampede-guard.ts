@@ -6,7 +6,7 @@ import { type Codec, jsonCodec } from './codec.js'
 import { freshness, readEntry } from './entry.js'
 import { GuardClosedError, LoadTimeoutError } from './errors.js'
 import type { Fetched, GuardErrorContext } from './fetched.js'
-import { FillNotifier, fillChannel } from './fill-channel.js'
+import { FillAnnouncer, FillNotifier } from './fill-channel.js'
 import { Generations } from './generations.js'
 import { type KeyStats, StatsBook } from './key-stats.js'
 import { type HeldLease, type LeaseTarget, type LeaseTiming, tryLease } from './lease.js'
@@ -18,10 +18,15 @@ import { delAndBreakLease, type SetArguments, setAndBreakLease } from './write-t
 
 /** Options of createStampedeGuard. */
 export interface StampedeGuardOptions {
-  /** Commands go here: a Redis or a Cluster. */
+  /** Commands go here: a Redis or a Cluster. Lease keys live here, beside the keys they guard. */
   redis: Redis | Cluster
   /**
-   * Listens on the fill channel; may be shared with other subscriptions. Default: redis.duplicate(). `false`:
+   * Heatsink's control Redis, when it is not `redis`: lease ends are announced on its fill channel, and `redis`
+   * carries no channel of Heatsink's. Default: `redis`, whose lease scripts announce in the same step.
+   */
+  control?: Redis | Cluster
+  /**
+   * Listens on the fill channel; may be shared with other subscriptions. Default: (control ?? redis).duplicate(). `false`:
    * the owner subscribes to fillChannel(names) itself and hands each message to onFillMessage(), so that a
    * subscriber that resubscribes its own channels after a reconnect (the agent's) carries this one too.
    */
@@ -62,7 +67,7 @@ export class StampedeGuard {
   readonly #pollMs: number
   readonly #maxWaitMs: number
   readonly #onError: (error: unknown, context: GuardErrorContext) => void
-  readonly #channel: string
+  readonly #announcer: FillAnnouncer
   readonly #notifier: FillNotifier
   readonly #generations = new Generations()
   readonly #stats = new StatsBook()
@@ -77,7 +82,9 @@ export class StampedeGuard {
     this.#redis = options.redis
     this.#ownsSubscriber = options.subscriber === undefined
     this.#subscriber =
-      options.subscriber === false ? undefined : (options.subscriber ?? options.redis.duplicate())
+      options.subscriber === false
+        ? undefined
+        : (options.subscriber ?? (options.control ?? options.redis).duplicate())
     this.#names = options.names
     this.#agentId = options.agentId
     this.#clock = options.clock ?? systemClock
@@ -90,8 +97,8 @@ export class StampedeGuard {
     this.#pollMs = positive('pollMs', options.pollMs ?? 50)
     this.#maxWaitMs = positive('maxWaitMs', options.maxWaitMs ?? 5_000)
     this.#onError = options.onError ?? (() => {})
-    this.#channel = fillChannel(options.names)
-    this.#notifier = new FillNotifier(this.#subscriber, this.#channel, this.#clock)
+    this.#announcer = new FillAnnouncer(options.names, options.control)
+    this.#notifier = new FillNotifier(this.#subscriber, this.#announcer.channel, this.#clock)
     this.#flights = new SingleFlight(this.#generations, this.#clock, (slot) => this.#count(slot))
     this.#loads = new LoadRunner({
       redis: this.#redis,
@@ -169,7 +176,7 @@ export class StampedeGuard {
   async set(key: string, ...args: SetArguments): Promise<string | null> {
     this.invalidate(key)
     try {
-      return await setAndBreakLease(this.#redis, this.#names, key, ...args)
+      return await setAndBreakLease(this.#redis, this.#announcer, key, ...args)
     } finally {
       this.invalidate(key)
     }
@@ -179,7 +186,7 @@ export class StampedeGuard {
   async del(key: string): Promise<number> {
     this.invalidate(key)
     try {
-      return await delAndBreakLease(this.#redis, this.#names, key)
+      return await delAndBreakLease(this.#redis, this.#announcer, key)
     } finally {
       this.invalidate(key)
     }
@@ -395,7 +402,13 @@ export class StampedeGuard {
   }
 
   #target(key: string): LeaseTarget {
-    return { key, leaseKey: this.#names.leaseKey(key), channel: this.#channel }
+    const announcer = this.#announcer
+    return {
+      key,
+      leaseKey: this.#names.leaseKey(key),
+      channel: announcer.scriptChannel,
+      announce: (ended) => announcer.ended([ended]),
+    }
   }
 
   #report(error: unknown, key: string, phase: GuardErrorContext['phase']): void {

@@ -38,6 +38,9 @@ const Environment = z.object({
   PORT: envPort,
   HOST: envText,
   REDIS_URL: envMatching('a redis:// or rediss:// URL', (raw) => /^rediss?:\/\//.test(raw)),
+  HEATSINK_CONTROL_REDIS_URL: envMatching('a redis:// or rediss:// URL', (raw) =>
+    /^rediss?:\/\/[^/]/.test(raw),
+  ),
   DATABASE_URL: envMatching('a postgres:// or postgresql:// URL', (raw) => /^postgres(ql)?:\/\//.test(raw)),
   HEATSINK_DATA_DIR: envText,
   HEATSINK_NAMESPACE: envNamespace,
@@ -87,7 +90,9 @@ function configSchema(cwd: string) {
       /** HOST as given but overridden because no API token is set; null when nothing was overridden. */
       ignoredHost:
         apiToken === null && env.HOST !== undefined && env.HOST !== LOOPBACK_HOST ? env.HOST : null,
-      redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      // The aggregator touches only Heatsink's own state (report streams, counters, registry snapshot, channels),
+      // so with a control Redis that is the one it uses; agents and proxies are given the same URL.
+      redisUrl: env.HEATSINK_CONTROL_REDIS_URL ?? env.REDIS_URL ?? 'redis://127.0.0.1:6379',
       /** null: run on the embedded PGlite in dataDir. */
       databaseUrl: env.DATABASE_URL ?? null,
       dataDir: resolve(cwd, env.HEATSINK_DATA_DIR ?? '.heatsink/pglite'),

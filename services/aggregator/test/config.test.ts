@@ -159,6 +159,18 @@ describe('loadConfig', () => {
     })
   })
 
+  it('uses HEATSINK_CONTROL_REDIS_URL when set, whatever REDIS_URL says, since it touches only Heatsink state', () => {
+    const env = { REDIS_URL: 'redis://cache:6379' }
+    expect(loadConfig(env).redisUrl).toBe('redis://cache:6379')
+    expect(loadConfig({ ...env, HEATSINK_CONTROL_REDIS_URL: 'rediss://heatsink:6380/1' }).redisUrl).toBe(
+      'rediss://heatsink:6380/1',
+    )
+    expect(loadConfig({ HEATSINK_CONTROL_REDIS_URL: 'redis://heatsink' }).redisUrl).toBe('redis://heatsink')
+    expect(problems({ HEATSINK_CONTROL_REDIS_URL: 'heatsink:6379' })).toEqual([
+      "HEATSINK_CONTROL_REDIS_URL: expected a redis:// or rediss:// URL, got 'heatsink:6379'",
+    ])
+  })
+
   it('names every bad value with what was expected and what it got', () => {
     expect(
       problems({

@@ -31,8 +31,11 @@ const users = envText.transform((raw, ctx) => {
   return parsed
 })
 
+const redisUrl = envMatching('a redis:// or rediss:// URL', (raw) => /^rediss?:\/\/[^/]/.test(raw))
+
 const Environment = z.object({
-  REDIS_URL: envMatching('a redis:// or rediss:// URL', (raw) => /^rediss?:\/\/[^/]/.test(raw)),
+  REDIS_URL: redisUrl,
+  HEATSINK_CONTROL_REDIS_URL: redisUrl,
   PORT: envPort,
   HOST: envText,
   HEATSINK_PROXY_METRICS_PORT: envPort,
@@ -85,6 +88,8 @@ export function loadProxyConfig(env: Record<string, string | undefined>) {
   const host = e.HOST ?? (passwords.size === 0 ? LOOPBACK_HOST : '0.0.0.0')
   return {
     backend: e.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    /** Heatsink's own Redis (one standalone Redis, also for a Cluster backend); undefined: the backend. */
+    control: e.HEATSINK_CONTROL_REDIS_URL,
     port: e.PORT ?? DEFAULT_PROXY_PORT,
     host,
     metricsPort: e.HEATSINK_PROXY_METRICS_PORT ?? 9380,

@@ -32,8 +32,14 @@ export interface ProxyOptions {
   maxClients?: number
   /** A client whose unread replies pass this many bytes is disconnected; default 256 MiB. */
   clientOutputLimitBytes?: number
+  /**
+   * Heatsink's own Redis (`redis://` or `rediss://`, one standalone Redis whatever the backend is): the agent's
+   * reports, registry and channels go there, and the backend keeps only the application's keys, the database
+   * marker and tracking. A rediss:// URL takes `backendTls` too. Default: the backend.
+   */
+  control?: string
   /** The agent's options (namespace, agentId, registryKey, l1, windowMs, log...); the backend is its Redis. */
-  heatsink?: Omit<AgentOptions, 'redis'>
+  heatsink?: Omit<AgentOptions, 'redis' | 'control'>
 }
 
 export const DEFAULT_PROXY_PORT = 6380
@@ -54,6 +60,8 @@ export class RespProxy {
   readonly #maxClients: number
   // The agent's client when the proxy made it (TLS options), closed with the proxy.
   readonly #agentClient: Redis | Cluster | undefined
+  // The control Redis's client when the proxy made it (a rediss:// URL with TLS options), closed with the proxy.
+  readonly #controlClient: Redis | undefined
   readonly #cluster: ClusterBackend | undefined
   #nextId = 1
   #closing: Promise<void> | undefined
@@ -74,9 +82,13 @@ export class RespProxy {
     } else if (options.backendTls !== undefined) {
       this.#agentClient = keepSocketErrorsHandled(new Redis(options.backend, { tls: options.backendTls }))
     }
+    if (options.control?.startsWith('rediss:') && options.backendTls !== undefined) {
+      this.#controlClient = keepSocketErrorsHandled(new Redis(options.control, { tls: options.backendTls }))
+    }
     this.agent = createAgent({
       ...options.heatsink,
       redis: this.#agentClient ?? options.backend,
+      control: this.#controlClient ?? options.control,
     }) as Agent
     this.#context = {
       agent: this.agent,
@@ -142,6 +154,7 @@ export class RespProxy {
     this.#cluster?.close()
     await this.agent.close()
     this.#agentClient?.disconnect()
+    this.#controlClient?.disconnect()
   }
 
   #accept(socket: Socket): void {

@@ -26,6 +26,7 @@ export async function serve(config: ProxyConfig, worker?: number): Promise<void>
     sharedConnections: config.sharedConnections,
     maxClients: config.maxClients,
     clientOutputLimitBytes: config.clientOutputLimitBytes,
+    control: config.control,
     heatsink: {
       namespace: config.namespace,
       agentId: worker === undefined ? config.agentId : `${config.agentId}-${worker}`,

@@ -51,4 +51,18 @@ describe('the proxy configuration from the environment', () => {
     expect(message).toContain("HEATSINK_L1_MAX_ENTRIES: expected an integer from 512 to 2048, got '100'")
     expect(message).not.toContain('nopassword')
   })
+
+  it('takes HEATSINK_CONTROL_REDIS_URL for its agent, and refuses a value that is not a redis:// or rediss:// URL', () => {
+    expect(loadProxyConfig({}).control).toBeUndefined()
+    const config = loadProxyConfig({
+      REDIS_URL: 'redis://cache:6379',
+      HEATSINK_CONTROL_REDIS_URL: 'rediss://heatsink:6380/2',
+    })
+    expect(config).toMatchObject({ backend: 'redis://cache:6379', control: 'rediss://heatsink:6380/2' })
+    for (const bad of ['heatsink:6379', 'http://heatsink:6379', 'redis:///tmp/redis.sock']) {
+      expect(() => loadProxyConfig({ HEATSINK_CONTROL_REDIS_URL: bad })).toThrow(
+        `HEATSINK_CONTROL_REDIS_URL: expected a redis:// or rediss:// URL, got '${bad}'`,
+      )
+    }
+  })
 })

@@ -6,12 +6,14 @@ import { connect } from 'node:net'
 import { publishRegistry } from '@heatsink/agent/testing'
 import { freePort, isPortFree } from '@heatsink/devservices'
 import { createNames } from '@heatsink/protocol'
-import { REPO_ROOT, testNamespace } from '@heatsink/test'
+import { REPO_ROOT, testNamespace, useTestRedis } from '@heatsink/test'
 import { Redis } from 'ioredis'
 import { afterEach, describe, expect, it } from 'vitest'
 import { usePrivateRedis, waitFor } from './support/proxy-fixture.js'
 
 const redis = usePrivateRedis()
+// Another server than the backend, for HEATSINK_CONTROL_REDIS_URL.
+const shared = useTestRedis()
 // The container image runs exactly this (deploy/proxy.Dockerfile).
 const PROXY_COMMAND = ['node', 'services/proxy/dist/main.js'] as const
 
@@ -88,12 +90,46 @@ function memory(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 
 describe('node services/proxy/dist/main.js', () => {
   it('refuses a bad environment with a clear message and exit code 2', async () => {
-    const { child, output } = start({ PORT: 'abc', REDIS_URL: redis().url })
+    const { child, output } = start({
+      PORT: 'abc',
+      REDIS_URL: redis().url,
+      HEATSINK_CONTROL_REDIS_URL: 'memcached://heatsink:11211',
+    })
     const [code] = await once(child, 'exit')
     expect(code).toBe(2)
+    expect(output()).toMatch(/^heatsink proxy: invalid configuration: /)
+    expect(output()).toContain("PORT: expected an integer port from 0 to 65535, got 'abc'")
     expect(output()).toContain(
-      "heatsink proxy: invalid configuration: PORT: expected an integer port from 0 to 65535, got 'abc'",
+      "HEATSINK_CONTROL_REDIS_URL: expected a redis:// or rediss:// URL, got 'memcached://heatsink:11211'",
     )
+  })
+
+  it("with HEATSINK_CONTROL_REDIS_URL reports and subscribes there, leaving the backend its clients' keys only", async () => {
+    const { namespace, url } = shared()
+    const agentId = `proxy-control-${process.pid}`
+    const { port } = await startReady({
+      HEATSINK_CONTROL_REDIS_URL: url,
+      HEATSINK_NAMESPACE: namespace,
+      HEATSINK_AGENT_ID: agentId,
+    })
+    const client = new Redis({ port, maxRetriesPerRequest: 0 })
+    client.on('error', () => {})
+    await client.set(`${namespace}:k`, 'v')
+    expect(await client.get(`${namespace}:k`)).toBe('v')
+
+    const onControl = shared().client()
+    await waitFor(
+      async () => (await onControl.type(createNames(namespace).reportStreamFor(agentId))) === 'stream',
+      'a report on the control Redis',
+    )
+    expect(await onControl.client('LIST')).toContain(` name=heatsink:sub:${agentId} `)
+    const backend = new Redis(redis().url)
+    try {
+      expect(await backend.keys(`${namespace}:*`)).toEqual([`${namespace}:k`])
+    } finally {
+      backend.disconnect()
+      client.disconnect()
+    }
   })
 
   it('serves RESP, /healthz and /metrics, and drains on SIGTERM: a reply in flight is delivered, then exit 0', async () => {

@@ -57,6 +57,17 @@ export const heatsinkOptionsSchema = z.strictObject({
   random: fn('a function returning a number in [0, 1)').optional(),
   stampede: stampedeSchema.optional(),
   registryKey: z.string().optional(),
+  // A URL is checked by resolveOptions, a client by createAgent.
+  control: z
+    .custom<object | string>(
+      (value) =>
+        typeof value === 'string' ||
+        (typeof value === 'object' &&
+          value !== null &&
+          typeof (value as Record<string, unknown>)['duplicate'] === 'function'),
+      'must be a redis:// or rediss:// URL or an ioredis Redis client',
+    )
+    .optional(),
 })
 
 /** createAgent's options; what `redis` must be is checked by createAgent (by what a client can do). */

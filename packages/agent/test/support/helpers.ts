@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { connect } from 'node:net'
+import { type RedisCluster, ServiceUnavailableError, startRedisCluster } from '@heatsink/devservices'
 import { deferred } from '@heatsink/stampede/testing'
 import type { TestRedis } from '@heatsink/test'
 import { Redis } from 'ioredis'
-import { afterEach } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
 import type { Agent } from '../../src/agent.js'
 import { createAgent } from '../../src/create-agent.js'
 import type { AgentLogger, AgentOptions } from '../../src/options.js'
@@ -137,4 +138,41 @@ export async function clientIdByName(admin: Redis, name: string): Promise<number
   const id = line === undefined ? undefined : /^id=(\d+)/.exec(line)?.[1]
   if (id === undefined) throw new Error(`no client named ${name}`)
   return Number(id)
+}
+
+/**
+ * A private Redis Cluster of 3 masters for the file, stopped after it. Where redis-server is not installed (Redis
+ * from a container) there is none to start, and the file's tests are skipped saying so.
+ */
+export function useRedisCluster(): () => RedisCluster {
+  let servers: RedisCluster | undefined
+  let unavailable = ''
+  beforeAll(async () => {
+    try {
+      servers = await startRedisCluster({ masters: 3 })
+    } catch (error) {
+      if (!(error instanceof ServiceUnavailableError)) throw error
+      unavailable = error.message
+    }
+  }, 60_000)
+  beforeEach((context) => {
+    if (servers === undefined) context.skip(`no Redis Cluster: ${unavailable}`)
+  })
+  afterAll(async () => {
+    await servers?.stop()
+  })
+  return () => {
+    if (servers === undefined) throw new Error('no cluster')
+    return servers
+  }
+}
+
+/** What `run` throws; fails the test when it throws nothing. */
+export function thrownBy(run: () => unknown): unknown {
+  try {
+    run()
+  } catch (error) {
+    return error
+  }
+  throw new Error('expected a throw')
 }

@@ -10,12 +10,12 @@
   ARGV[1]  the owner token
   ARGV[2]  the value (an envelope)
   ARGV[3]  the value's time to live, in ms
-  ARGV[4]  the fill channel
+  ARGV[4]  the fill channel; '' when the caller announces on a control Redis itself
   ARGV[5]  the message announcing the fill (the cache key, as the application names it)
   ARGV[6]  SHA-1 (hex) of the key's value when the lease was taken, '' when it was absent
 
-  Returns 1 when stored, 0 when the lease was no longer the caller's or the key was written meanwhile (nothing
-  written; in the second case the lease is released and its end announced).
+  Returns 1 when stored (the lease released), 0 when the lease was no longer the caller's, 2 when the key was
+  written meanwhile (nothing stored, the lease released). The end of a released lease is announced.
 ]]
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
 local current = redis.call('GET', KEYS[1])
@@ -23,10 +23,10 @@ local digest = ''
 if current then digest = redis.sha1hex(current) end
 if digest ~= ARGV[6] then
   redis.call('DEL', KEYS[2])
-  redis.call('PUBLISH', ARGV[4], ARGV[5])
-  return 0
+  if ARGV[4] ~= '' then redis.call('PUBLISH', ARGV[4], ARGV[5]) end
+  return 2
 end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 redis.call('DEL', KEYS[2])
-redis.call('PUBLISH', ARGV[4], ARGV[5])
+if ARGV[4] ~= '' then redis.call('PUBLISH', ARGV[4], ARGV[5]) end
 return 1

@@ -4,12 +4,14 @@
 
   KEYS[1]  the cache key
   KEYS[2]  its lease key
-  ARGV[1]  the fill channel
+  ARGV[1]  the fill channel; '' when the caller announces on a control Redis itself
   ARGV[2]  the message telling waiting agents (the cache key, as the application names it)
   ARGV[3], ARGV[4], ...  the SET arguments after the key, as ioredis takes them: value [EX s | PX ms | ...] [NX | XX] [GET] ...
 
-  Returns what SET returns: OK, nil (a condition not met), or the old value with GET.
+  Returns {reply, broken}: what SET returns (OK, nil when a condition was not met, or the old value with GET),
+  and 1 when a lease was broken, else 0.
 ]]
 local reply = redis.call('SET', KEYS[1], unpack(ARGV, 3))
-if redis.call('DEL', KEYS[2]) == 1 then redis.call('PUBLISH', ARGV[1], ARGV[2]) end
-return reply
+local broken = redis.call('DEL', KEYS[2])
+if broken == 1 and ARGV[1] ~= '' then redis.call('PUBLISH', ARGV[1], ARGV[2]) end
+return {reply, broken}
