@@ -154,6 +154,35 @@ describe("a client of the proxy and Heatsink's own keys", () => {
     }
   })
 
+  it('gets KEYS and SCAN inside MULTI without them, every other reply of the transaction Redis’s own, in RESP2 and RESP3', async () => {
+    await client.set('app:2', 'c')
+    const hidden = await heatsinkKeys()
+    expect(hidden.length).toBeGreaterThan(0)
+    const pipeline = await client.multi().keys('*').scan(0, 'COUNT', 1000).get('app:2').keys('app:2').exec()
+    const [keys, scan, value, one] = (pipeline ?? []).map(([error, reply]) => {
+      expect(error).toBeNull()
+      return reply
+    })
+    expect(keys).toEqual(await client.keys('*'))
+    expect((keys as string[]).filter((key) => hidden.includes(key))).toEqual([])
+    expect((scan as [string, string[]])[1].filter((key) => hidden.includes(key))).toEqual([])
+    expect((scan as [string, string[]])[1]).toContain('app:2')
+    expect(value).toBe('c')
+    expect(one).toEqual(['app:2'])
+
+    // RESP3: a map in the same transaction is relayed as Redis sent it.
+    await client.hset('app:h', 'f', 'v')
+    const socket = await rawSocket()
+    await exchange(socket, ['HELLO', '3'], 'modules')
+    await exchange(socket, ['MULTI'], '+OK\r\n')
+    await exchange(socket, ['KEYS', '*'], 'QUEUED')
+    await exchange(socket, ['HGETALL', 'app:h'], 'QUEUED')
+    const exec = await exchange(socket, ['EXEC'], '$1\r\nv\r\n')
+    expect(exec).toContain('%1\r\n$1\r\nf\r\n$1\r\nv\r\n')
+    for (const key of hidden) expect(exec).not.toContain(key)
+    expect(exec).toContain('app:h')
+  })
+
   it('is refused PUBLISH, SPUBLISH and SUBSCRIBE on their channels, and PSUBSCRIBE * never delivers their messages', async () => {
     const registry = `${proxy.namespace}:registry`
     await expect(client.publish(registry, 'forged')).rejects.toThrow(`ERR channel '${registry}' is reserved`)

@@ -19,7 +19,13 @@ import { type OutputOwner, OutputQueue, type ReplySlot } from './output-queue.js
 import type { ProxyUsers } from './proxy-users.js'
 import { NOAUTH, OK } from './redis-replies.js'
 import type { ReservedNames } from './reserved-names.js'
-import { withoutReserved, withoutReservedMessages } from './reserved-replies.js'
+import {
+  type Listing,
+  listingOf,
+  withoutReserved,
+  withoutReservedInExec,
+  withoutReservedMessages,
+} from './reserved-replies.js'
 import { asStatus, replyEncoder, SettledSink, settleDeferred } from './routed-sinks.js'
 import { cachedReplyBytes, encodeOnce } from './served-reply.js'
 import { sendShared } from './shared-route.js'
@@ -81,6 +87,8 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
   #tunnelSlot: ReplySlot | undefined
   // Between MULTI and EXEC or DISCARD: Redis queues every command, so none may be answered here.
   #inMulti = false
+  // In MULTI: per queued command, where its reply lists names (KEYS, SCAN...), for EXEC's filter.
+  #queuedListings: Array<Listing | undefined> = []
   // On a Cluster, a MULTI answered here and not yet sent: it goes to the master of the first key that follows.
   #deferredMulti: Buffer | undefined
   // On a Cluster, the client's own connection is for one transaction only: the next may be on another master.
@@ -333,8 +341,11 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
       }
     }
     if (name === 'select') this.#db = Number(args[0]?.toString())
-    else if (name === 'multi') this.#inMulti = true
-    else if (name === 'exec' || name === 'discard') this.#inMulti = false
+    else if (name === 'multi') {
+      this.#inMulti = true
+      this.#queuedListings = []
+    } else if (name === 'exec' || name === 'discard') this.#inMulti = false
+    else if (this.#inMulti) this.#queuedListings.push(listingOf(name, args))
     const route =
       this.#db !== this.#context.backendDb
         ? undefined
@@ -354,13 +365,11 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
   ): void {
     const stats = this.#context.stats
     if (route === undefined) {
-      const sink = withoutReserved(
-        this.#context.reserved,
-        name,
-        args,
-        reserved ?? this.#output.reserve(),
-        this.#resp3,
-      )
+      const slot = reserved ?? this.#output.reserve()
+      const sink =
+        name === 'exec'
+          ? withoutReservedInExec(this.#context.reserved, this.#queuedListings, slot, this.#resp3)
+          : withoutReserved(this.#context.reserved, name, args, slot, this.#resp3)
       this.#send(spec, name, args, request.raw, sink)
       if (this.#transactionPin && (name === 'exec' || name === 'discard'))
         this.#whenDrained(() => this.#endTransaction())
@@ -495,6 +504,7 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
       router.route(name, args, this.#state, false)
       this.#deferredMulti = request.raw
       this.#inMulti = true
+      this.#queuedListings = []
       this.reply(OK)
       return true
     }

@@ -6,7 +6,7 @@ import type { ReplySlot } from './output-queue.js'
 import type { ReservedNames } from './reserved-names.js'
 
 /** Where a reply lists names: the list itself (KEYS, PUBSUB CHANNELS), or its second element (SCAN's page). */
-type Listing = 'list' | 'page'
+export type Listing = 'list' | 'page'
 
 /**
  * The sink for a request's reply: `slot` itself, unless the reply lists names (KEYS, SCAN, PUBSUB CHANNELS and
@@ -20,9 +20,35 @@ export function withoutReserved(
   slot: ReplySlot,
   resp3: boolean,
 ): ReplySink {
-  const listing =
-    name === 'keys' ? 'list' : name === 'scan' ? 'page' : name === 'pubsub' ? channelListing(args) : undefined
-  return listing === undefined ? slot : new ListingFilter(names, listing, slot, resp3)
+  const listing = listingOf(name, args)
+  return listing === undefined ? slot : new ListingFilter(names, [listing], slot, resp3, false)
+}
+
+/** Whether, and where, the reply of `name` lists key or channel names. */
+export function listingOf(name: string, args: Buffer[]): Listing | undefined {
+  return name === 'keys'
+    ? 'list'
+    : name === 'scan'
+      ? 'page'
+      : name === 'pubsub'
+        ? channelListing(args)
+        : undefined
+}
+
+/**
+ * The sink for EXEC's reply when the transaction queued commands that list names: `listings` holds, per queued
+ * command in order, where its reply lists them. An EXEC whose array is not one reply per queued command (aborted,
+ * or a WATCH failure's null) passes unchanged.
+ */
+export function withoutReservedInExec(
+  names: ReservedNames,
+  listings: ReadonlyArray<Listing | undefined>,
+  slot: ReplySlot,
+  resp3: boolean,
+): ReplySink {
+  return listings.every((listing) => listing === undefined)
+    ? slot
+    : new ListingFilter(names, listings, slot, resp3, true)
 }
 
 function channelListing(args: Buffer[]): Listing | undefined {
@@ -30,20 +56,29 @@ function channelListing(args: Buffer[]): Listing | undefined {
   return subcommand === 'channels' || subcommand === 'shardchannels' ? 'list' : undefined
 }
 
-// Gathers the reply, drops reserved names from its list, and sends Redis's own bytes when nothing was dropped.
-// A SCAN page may come out shorter or empty, which SCAN's contract allows; its cursor is Redis's.
+// Gathers the reply, drops reserved names from its list (in EXEC's array, from each listed reply), and sends Redis's
+// own bytes when nothing was dropped. A SCAN page may come out shorter or empty, which SCAN's contract allows; its
+// cursor is Redis's.
 class ListingFilter implements ReplySink {
   readonly #names: ReservedNames
-  readonly #listing: Listing
+  readonly #listings: ReadonlyArray<Listing | undefined>
   readonly #slot: ReplySlot
   readonly #resp3: boolean
+  readonly #exec: boolean
   readonly #parts: Buffer[] = []
 
-  constructor(names: ReservedNames, listing: Listing, slot: ReplySlot, resp3: boolean) {
+  constructor(
+    names: ReservedNames,
+    listings: ReadonlyArray<Listing | undefined>,
+    slot: ReplySlot,
+    resp3: boolean,
+    exec: boolean,
+  ) {
     this.#names = names
-    this.#listing = listing
+    this.#listings = listings
     this.#slot = slot
     this.#resp3 = resp3
+    this.#exec = exec
   }
 
   data(bytes: Buffer): void {
@@ -52,19 +87,37 @@ class ListingFilter implements ReplySink {
 
   end(): void {
     const bytes = Buffer.concat(this.#parts)
+    this.#slot.complete(this.#exec ? this.#execFiltered(bytes) : this.#filtered(bytes, this.#listings[0]))
+  }
+
+  // EXEC's array with each listing reply filtered, every other reply's bytes Redis's own. An array of another
+  // length (or no array: EXECABORT, a WATCH failure's null) is Redis's whole.
+  #execFiltered(bytes: Buffer): Buffer {
+    const lf = bytes.indexOf(10)
+    if (bytes[0] !== ARRAY || lf === -1) return bytes
+    if (Number(bytes.toString('latin1', 1, lf - 1)) !== this.#listings.length) return bytes
+    const parts: Buffer[] = [bytes.subarray(0, lf + 1)]
+    let at = lf + 1
+    for (const listing of this.#listings) {
+      const end = new ReplyScanner().scan(bytes, at)
+      if (end === -1) return bytes
+      const item = bytes.subarray(at, end)
+      parts.push(listing === undefined ? item : this.#filtered(item, listing))
+      at = end
+    }
+    return Buffer.concat(parts)
+  }
+
+  // One reply's bytes without reserved names in its list; the very bytes when it had none (or lists nothing).
+  #filtered(bytes: Buffer, listing: Listing | undefined): Buffer {
+    if (listing === undefined) return bytes
     const reply = decodeReply(bytes)
-    const list = this.#listing === 'list' ? reply : Array.isArray(reply) ? reply[1] : undefined
-    if (!Array.isArray(list)) {
-      this.#slot.complete(bytes)
-      return
-    }
+    const list = listing === 'list' ? reply : Array.isArray(reply) ? reply[1] : undefined
+    if (!Array.isArray(list)) return bytes
     const kept = list.filter((item) => !(Buffer.isBuffer(item) && this.#names.reserved(item)))
-    if (kept.length === list.length) {
-      this.#slot.complete(bytes)
-      return
-    }
-    const filtered = this.#listing === 'list' ? kept : [(reply as unknown[])[0], kept]
-    this.#slot.complete(this.#resp3 ? resp3Bytes(filtered, 'plain') : replyBytes(filtered))
+    if (kept.length === list.length) return bytes
+    const filtered = listing === 'list' ? kept : [(reply as unknown[])[0], kept]
+    return this.#resp3 ? resp3Bytes(filtered, 'plain') : replyBytes(filtered)
   }
 
   fail(error: Error): void {
