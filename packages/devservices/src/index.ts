@@ -1,3 +1,4 @@
+export { ensureDebianPackage } from './debian-package.js'
 export { DevServicesError, type ServiceName, ServiceStartError, ServiceUnavailableError } from './errors.js'
 export { onProcessExit } from './exit-cleanup.js'
 export { freePort, isPortFree } from './free-port.js'
