@@ -12,6 +12,7 @@ export default defineConfig({
       'test/faults',
       'test/fleet',
       'test/packaging',
+      'test/redis-suite',
       ...compatProjects,
     ],
   },

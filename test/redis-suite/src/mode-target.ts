@@ -30,7 +30,10 @@ export interface TargetContext {
   readonly keys: readonly string[]
 }
 
-/** Starts a fresh private redis-server and, for the proxy modes, the proxy (and aggregator) in front of it. */
+/**
+ * Starts a fresh private redis-server and, for the proxy modes, the proxy (and aggregator) in front of it, with a
+ * control Redis of their own.
+ */
 export async function startModeTarget(mode: Mode, context: TargetContext): Promise<ModeTarget> {
   const processes: SuiteProcess[] = []
   const cleanups: Array<() => Promise<void>> = []
@@ -52,15 +55,19 @@ export async function startModeTarget(mode: Mode, context: TargetContext): Promi
     })
     if (mode === 'direct') return target(redis.port)
 
+    // Heatsink's own state on a Redis of its own (HEATSINK_CONTROL_REDIS_URL), as docs/operations.md advises where
+    // clients must see their Redis alone: the suite's Redis keeps only what tracking and the data need.
+    const control = await startSuiteRedis()
+    processes.push(control)
     const namespace = `redis-suite-${randomBytes(4).toString('hex')}`
     const settings = CONTROL_PLANE[mode]
     if (settings !== undefined) {
       const schema = await createAggregatorSchema(context.databaseUrl)
       cleanups.push(schema.drop)
-      aggregator = await startAggregator(redis.port, schema.url, namespace, settings)
+      aggregator = await startAggregator(control.port, schema.url, namespace, settings)
       processes.push(aggregator)
     }
-    const proxy = await startProxy(redis.port, namespace)
+    const proxy = await startProxy(redis.port, control.port, namespace)
     processes.push(proxy)
     if (mode === 'promoted' && aggregator !== undefined) {
       await promoteKeys(

@@ -39,15 +39,20 @@ export async function startSuiteRedis(): Promise<SuiteProcess> {
   }
 }
 
-/** The built proxy (`node services/proxy/dist/main.js`) on a free port in front of the Redis at `redisPort`. */
+/**
+ * The built proxy (`node services/proxy/dist/main.js`) on a free port in front of the Redis at `redisPort`, its
+ * agent's streams and channels on the control Redis at `controlPort`.
+ */
 export async function startProxy(
   redisPort: number,
+  controlPort: number,
   namespace: string,
 ): Promise<SuiteProcess & { readonly metricsPort: number }> {
   const port = await freePort()
   const metricsPort = await freePort()
   const env = {
     REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+    HEATSINK_CONTROL_REDIS_URL: `redis://127.0.0.1:${controlPort}`,
     PORT: String(port),
     HEATSINK_PROXY_METRICS_PORT: String(metricsPort),
     HEATSINK_NAMESPACE: namespace,
@@ -61,16 +66,19 @@ export async function startProxy(
   return { ...(await readyOrStopped('proxy', port, process, ready)), metricsPort }
 }
 
-/** The built aggregator on a free port, on `redisPort` and the Postgres at `databaseUrl`, ready when /readyz is. */
+/**
+ * The built aggregator on a free port, on the control Redis at `controlPort` and the Postgres at `databaseUrl`, ready
+ * when /readyz is.
+ */
 export async function startAggregator(
-  redisPort: number,
+  controlPort: number,
   databaseUrl: string,
   namespace: string,
   settings: Record<string, string>,
 ): Promise<SuiteProcess> {
   const port = await freePort()
   const env = {
-    REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+    HEATSINK_CONTROL_REDIS_URL: `redis://127.0.0.1:${controlPort}`,
     DATABASE_URL: databaseUrl,
     HEATSINK_NAMESPACE: namespace,
     HOST: '127.0.0.1',
