@@ -1,0 +1,89 @@
+import { type RedisCluster, startRedisCluster } from '@heatsink/devservices'
+import { createNames } from '@heatsink/protocol'
+import { COMMAND_LINES, compareCommandTable, compareFuzz, testNamespace } from '@heatsink/test'
+import { Cluster as PlainCluster } from 'ioredis'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { Cluster } from '../../src/index.js'
+import { publishRegistry } from '../../src/testing.js'
+import { waitFor } from '../support/helpers.js'
+
+let servers: RedisCluster
+const open: Array<Cluster | PlainCluster> = []
+
+beforeAll(async () => {
+  servers = await startRedisCluster({ masters: 3 })
+}, 60_000)
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((client) => client.quit().catch(() => {})))
+})
+afterAll(async () => {
+  await servers?.stop()
+})
+
+async function ready<T extends Cluster | PlainCluster>(client: T): Promise<T> {
+  open.push(client)
+  if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve))
+  return client
+}
+
+// The Heatsink Cluster under test and a plain one, and how to register keys split in its namespace.
+async function clients() {
+  const namespace = testNamespace()
+  const cluster = await ready(new Cluster(servers.nodes, { heatsink: { namespace } }))
+  await cluster.heatsink.ready()
+  const plain = await ready(new PlainCluster(servers.nodes))
+  const split = async (keys: string[]) => {
+    await publishRegistry(
+      plain,
+      createNames(namespace),
+      ...keys.map((key) => ({ key, mitigation: 'split' as const, splitFactor: 4 })),
+    )
+    await waitFor(
+      () => keys.every((key) => cluster.heatsink.mitigation(key) === 'split'),
+      'the split registration',
+    )
+  }
+  return { namespace, cluster, plain, split }
+}
+
+// A split key's 4 shards are a quarter of the slot space apart: on 3 masters they are never all on the key's.
+describe('split keys on a Redis Cluster, through the ioredis Cluster front door', () => {
+  it('answer every command of the table as the unsplit key does, byte for byte, and leave the same state', async () => {
+    const { namespace, cluster, plain, split } = await clients()
+    const result = await compareCommandTable({ client: cluster, plain, prefix: namespace, split })
+    expect(result.differences).toEqual([])
+    expect(result.compared).toBe(COMMAND_LINES.length * 5)
+    // The counters really were split: their increments went to shards, not to the key itself.
+    expect(result.spread).toBe(COMMAND_LINES.length)
+  }, 180_000)
+
+  it.each([1, 2, 3])(
+    'seed %i: pipelines and transactions answer as on unsplit keys, binary values included',
+    async (seed) => {
+      const { namespace, cluster, plain, split } = await clients()
+      // Batches after which some counter's value was spread over shards: until a command folds it for good.
+      let batchesWhileSplit = 0
+      // One hash tag per side: a pipeline or transaction on a Cluster names keys of one slot.
+      const result = await compareFuzz(
+        {
+          client: cluster,
+          plain,
+          splitName: (name) => `{${namespace}}:s:${name}`,
+          unsplitName: (name) => `{${namespace}}:u:${name}`,
+          split,
+          async afterBatch() {
+            const masters = plain.nodes('master')
+            const shards = await Promise.all(masters.map((master) => master.keys(`${namespace}:split:*:d:*`)))
+            if (shards.some((names) => names.length > 0)) batchesWhileSplit++
+          },
+        },
+        seed,
+        8,
+        120,
+      )
+      expect(result.differences).toEqual([])
+      expect(batchesWhileSplit).toBeGreaterThan(0)
+    },
+    60_000,
+  )
+})
