@@ -4,6 +4,7 @@ import {
   CONTENTS,
   type Content,
   fillOthers,
+  isClusterError,
   isDeepEqual,
   outcome,
   resolve,
@@ -81,6 +82,9 @@ export async function compareCommandTable(
     const want = order(named(await outcome(client, resolve(line, unsplit, payload)), unsplit.K))
     const label = `${line.join(' ')} on ${content}`
     if (!isDeepEqual(got, want)) differences.push(`${label}: ${show(got)} != ${show(want)}`)
+    // Equal on both sides is not enough: a client must never see the Cluster's own redirects and slot errors.
+    if (isClusterError(got) || isClusterError(want))
+      differences.push(`${label}: a Cluster error reached the client: ${show([got, want])}`)
     for (const name of ['K', 'S', 'Z', 'T', 'D'] as const) {
       const after = await stateOf(client, split[name])
       const expected = await stateOf(client, unsplit[name])

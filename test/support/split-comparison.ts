@@ -83,6 +83,16 @@ export function sorted(reply: unknown): unknown {
   return Array.isArray(reply) ? [...(reply as Buffer[])].sort(Buffer.compare) : reply
 }
 
+// The errors a Cluster answers a command sent to the wrong master, or naming keys of several slots.
+const CLUSTER_ERROR = /^(?:MOVED|ASK|CROSSSLOT|TRYAGAIN|CLUSTERDOWN) /
+
+/** Whether an outcome (or any reply of a list of outcomes) is one of a Cluster's redirects or slot errors. */
+export function isClusterError(outcome: unknown): boolean {
+  if (Array.isArray(outcome)) return outcome.some(isClusterError)
+  const error = (outcome as { error?: unknown } | null)?.error
+  return typeof error === 'string' && CLUSTER_ERROR.test(error)
+}
+
 /** Whether two replies or states are equal as vitest's toEqual compares them (Buffers by their bytes). */
 export function isDeepEqual(a: unknown, b: unknown): boolean {
   try {

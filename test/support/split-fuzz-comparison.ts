@@ -1,4 +1,4 @@
-import { type Client, isDeepEqual, show, stateOf } from './split-comparison.js'
+import { type Client, isClusterError, isDeepEqual, show, stateOf } from './split-comparison.js'
 import { type FuzzBatch, fuzzBatches } from './split-fuzz.js'
 
 /** Where a fuzz comparison runs: the same run for every front door and topology. */
@@ -52,7 +52,11 @@ export async function compareFuzz(
     const want = await runBatch(client, batch, unsplitName)
     commands += batch.commands.length
     await run.afterBatch?.(index)
-    if (!isDeepEqual(got, want))
+    if (isClusterError(got) || isClusterError(want))
+      differences.push(
+        `batch ${index} ${describeBatch(batch)}: a Cluster error reached the client: ${show([got, want])}`,
+      )
+    else if (!isDeepEqual(got, want))
       differences.push(`batch ${index} ${describeBatch(batch)}: ${show(got)} != ${show(want)}`)
   }
   for (const name of names) {

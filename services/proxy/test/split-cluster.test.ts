@@ -1,0 +1,84 @@
+import { publishRegistry } from '@heatsink/agent/testing'
+import { type RedisCluster, startRedisCluster } from '@heatsink/devservices'
+import { createNames } from '@heatsink/protocol'
+import { COMMAND_LINES, compareCommandTable, compareFuzz } from '@heatsink/test'
+import { Cluster } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startProxy, waitFor } from './support/proxy-fixture.js'
+
+let servers: RedisCluster | undefined
+const admins: Cluster[] = []
+
+beforeAll(async () => {
+  servers = await startRedisCluster({ masters: 3 })
+}, 60_000)
+
+afterAll(async () => {
+  for (const admin of admins) admin.disconnect()
+  await servers?.stop()
+})
+
+// A proxy in front of the cluster, a client of it, a plain client of the cluster, and how to split keys.
+async function proxied() {
+  const first = servers?.nodes[0]
+  if (first === undefined) throw new Error('no cluster')
+  const { client, namespace, proxy } = await startProxy(`redis://${first.host}:${first.port}`, {
+    cluster: true,
+  })
+  const plain = new Cluster(servers?.nodes ?? [])
+  admins.push(plain)
+  await new Promise((resolve) => plain.once('ready', resolve))
+  const split = async (keys: string[]) => {
+    await publishRegistry(
+      plain,
+      createNames(namespace),
+      ...keys.map((key) => ({ key, mitigation: 'split' as const, splitFactor: 4 })),
+    )
+    await waitFor(
+      () => keys.every((key) => proxy.agent.mitigation(key) === 'split'),
+      'the split registration',
+    )
+  }
+  return { client: client(), plain, namespace, split }
+}
+
+describe('split keys on a Redis Cluster, through the proxy', () => {
+  it('answer every command of the table as the unsplit key does, byte for byte, and leave the same state', async () => {
+    const { client, plain, namespace, split } = await proxied()
+    const result = await compareCommandTable({ client, plain, prefix: namespace, split })
+    expect(result.differences).toEqual([])
+    expect(result.compared).toBe(COMMAND_LINES.length * 5)
+    // The counters really were split: their increments went to shards, not to the key itself.
+    expect(result.spread).toBe(COMMAND_LINES.length)
+  }, 180_000)
+
+  it.each([4, 5])(
+    'seed %i: pipelines and transactions answer as on unsplit keys, binary values included',
+    async (seed) => {
+      const { client, plain, namespace, split } = await proxied()
+      // Batches after which some counter's value was spread over shards: until a command folds it for good.
+      let batchesWhileSplit = 0
+      // One hash tag: the proxy runs a transaction on one master, the one of its first command's key.
+      const result = await compareFuzz(
+        {
+          client,
+          plain,
+          splitName: (name) => `{${namespace}}:s:${name}`,
+          unsplitName: (name) => `{${namespace}}:u:${name}`,
+          split,
+          async afterBatch() {
+            const masters = plain.nodes('master')
+            const shards = await Promise.all(masters.map((master) => master.keys(`${namespace}:split:*:d:*`)))
+            if (shards.some((names) => names.length > 0)) batchesWhileSplit++
+          },
+        },
+        seed,
+        8,
+        120,
+      )
+      expect(result.differences).toEqual([])
+      expect(batchesWhileSplit).toBeGreaterThan(0)
+    },
+    60_000,
+  )
+})
