@@ -32,8 +32,8 @@ export interface CommandTableResult {
   readonly differences: string[]
   /** Command lines run, times the contents each ran on. */
   readonly compared: number
-  /** Counters whose increments went to shards rather than to the key itself (should be every counter). */
-  readonly spread: number
+  /** The lines whose counter's increments did not go to shards, but to the key itself (should be none). */
+  readonly unspread: string[]
 }
 
 /**
@@ -69,12 +69,13 @@ export async function compareCommandTable(
   await new Promise((done) => setTimeout(done, 2100))
 
   const differences: string[] = []
-  let spread = 0
+  const unspread: string[] = []
   for (const { line, content, split, unsplit } of pairs) {
     if (content === 'counter') {
       // Two increments over the shards first, so that the split key's value is spread when the command runs.
       for (const side of [split, unsplit]) for (let i = 0; i < 2; i++) await client.incr(side.K)
-      if ((await plain.get(split.K)) === '40') spread++
+      const base = await plain.get(split.K)
+      if (base !== '40') unspread.push(`${line.join(' ')}: the key itself holds ${base}`)
     }
     const order = RANDOM_ORDER.has(line[0] as string) ? sorted : (reply: unknown) => reply
     // BZPOPMIN and the like name the key they popped from: each side's own name.
@@ -92,7 +93,7 @@ export async function compareCommandTable(
         differences.push(`${label}, state of ${name}: ${show(after)} != ${show(expected)}`)
     }
   }
-  return { differences, compared: pairs.length, spread }
+  return { differences, compared: pairs.length, unspread }
 }
 
 function named(reply: unknown, key: string): unknown {
