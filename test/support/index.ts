@@ -16,6 +16,7 @@ export {
   type CommandTableResult,
   type CommandTableRun,
   compareCommandTable,
+  MOST_UNSPREAD,
 } from './split-command-table.js'
 export { type Client as SplitTestClient, stateOf } from './split-comparison.js'
 export { type FuzzBatch, type FuzzCommand, fuzzBatches, seededRandom } from './split-fuzz.js'

@@ -12,6 +12,13 @@ export interface FuzzRun {
   unsplitName(name: string): string
   /** Registers `keys` split over 4 shards, and resolves once the process serving `client` has them split. */
   split(keys: string[]): Promise<void>
+  /**
+   * Removes `keys` from the registry and resolves once the process serving `client` has them unsplit. With
+   * `resplitEvery`, the keys are demoted and split again every that many batches: a key folded for good by a
+   * command that is not a counter form is split anew, so that more of the run compares keys spread over shards.
+   */
+  demote?(keys: string[]): Promise<void>
+  readonly resplitEvery?: number
   /** Called after each batch has run on both sides (to look at the shards before a fold removes them). */
   afterBatch?(index: number): Promise<void>
 }
@@ -40,14 +47,26 @@ export async function compareFuzz(
     await plain.set(splitName(name), '40')
     await plain.set(unsplitName(name), '40')
   }
-  await run.split(names.map(splitName))
-  // For 2 s after a promotion writes stay on the key itself, until every agent has heard of the split.
-  await new Promise((done) => setTimeout(done, 2100))
+  const promote = async () => {
+    await run.split(names.map(splitName))
+    // For 2 s after a promotion writes stay on the key itself, until every agent has heard of the split.
+    await new Promise((done) => setTimeout(done, 2100))
+  }
+  await promote()
 
   const differences: string[] = []
   let commands = 0
   const sent = fuzzBatches(seed, keys, batches)
   for (const [index, batch] of sent.entries()) {
+    if (
+      run.demote !== undefined &&
+      run.resplitEvery !== undefined &&
+      index > 0 &&
+      index % run.resplitEvery === 0
+    ) {
+      await run.demote(names.map(splitName))
+      await promote()
+    }
     const got = await runBatch(client, batch, splitName)
     const want = await runBatch(client, batch, unsplitName)
     commands += batch.commands.length
