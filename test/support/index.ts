@@ -18,6 +18,6 @@ export {
   compareCommandTable,
   MOST_UNSPREAD,
 } from './split-command-table.js'
-export { type Client as SplitTestClient, stateOf } from './split-comparison.js'
+export { type Client as SplitTestClient, shardsOnCluster, stateOf } from './split-comparison.js'
 export { type FuzzBatch, type FuzzCommand, fuzzBatches, seededRandom } from './split-fuzz.js'
 export { compareFuzz, type FuzzResult, type FuzzRun, runBatch } from './split-fuzz-comparison.js'

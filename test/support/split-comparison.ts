@@ -109,3 +109,10 @@ export function show(value: unknown): string {
     item?.type === 'Buffer' ? `<${Buffer.from(item.data).toString('hex')}>` : item,
   )
 }
+
+/** Whether any master of `cluster` holds a split shard's data under `namespace` (a counter spread over shards). */
+export async function shardsOnCluster(cluster: Cluster, namespace: string): Promise<boolean> {
+  const masters = cluster.nodes('master')
+  const shards = await Promise.all(masters.map((master) => master.keys(`${namespace}:split:*:d:*`)))
+  return shards.some((names) => names.length > 0)
+}
