@@ -20,4 +20,11 @@ export {
 } from './split-command-table.js'
 export { type Client as SplitTestClient, shardsOnCluster, stateOf } from './split-comparison.js'
 export { type FuzzBatch, type FuzzCommand, fuzzBatches, seededRandom } from './split-fuzz.js'
-export { compareFuzz, type FuzzResult, type FuzzRun, runBatch } from './split-fuzz-comparison.js'
+export {
+  type ClusterFuzzRun,
+  compareFuzz,
+  compareFuzzOnCluster,
+  type FuzzResult,
+  type FuzzRun,
+  runBatch,
+} from './split-fuzz-comparison.js'

@@ -1,4 +1,12 @@
-import { type Client, isClusterError, isDeepEqual, show, stateOf } from './split-comparison.js'
+import type { Cluster } from 'ioredis'
+import {
+  type Client,
+  isClusterError,
+  isDeepEqual,
+  shardsOnCluster,
+  show,
+  stateOf,
+} from './split-comparison.js'
 import { type FuzzBatch, fuzzBatches } from './split-fuzz.js'
 
 /** Where a fuzz comparison runs: the same run for every front door and topology. */
@@ -85,6 +93,40 @@ export async function compareFuzz(
       differences.push(`state of ${name}: ${show(after)} != ${show(expected)}`)
   }
   return { differences, batches: sent.length, commands }
+}
+
+/** A fuzz run on a Redis Cluster: the run's parts that are not about naming or watching its keys. */
+export type ClusterFuzzRun = Omit<FuzzRun, 'plain' | 'splitName' | 'unsplitName' | 'afterBatch'> & {
+  readonly plain: Cluster
+  readonly namespace: string
+}
+
+/**
+ * compareFuzz on a Redis Cluster: each side's keys under one hash tag (a pipeline or transaction there names keys
+ * of one slot), and how many batches ended with some counter spread over shards, on any master.
+ */
+export async function compareFuzzOnCluster(
+  run: ClusterFuzzRun,
+  seed: number,
+  keys: number,
+  batches: number,
+): Promise<FuzzResult & { batchesWhileSplit: number }> {
+  const { namespace, plain } = run
+  let batchesWhileSplit = 0
+  const result = await compareFuzz(
+    {
+      ...run,
+      splitName: (name) => `{${namespace}}:s:${name}`,
+      unsplitName: (name) => `{${namespace}}:u:${name}`,
+      async afterBatch() {
+        if (await shardsOnCluster(plain, namespace)) batchesWhileSplit++
+      },
+    },
+    seed,
+    keys,
+    batches,
+  )
+  return { ...result, batchesWhileSplit }
 }
 
 /** One batch's replies, each error as its message. */

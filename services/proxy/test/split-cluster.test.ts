@@ -1,13 +1,7 @@
 import { demoteRegistry, publishRegistry } from '@heatsink/agent/testing'
 import { type RedisCluster, startRedisCluster } from '@heatsink/devservices'
 import { createNames } from '@heatsink/protocol'
-import {
-  COMMAND_LINES,
-  compareCommandTable,
-  compareFuzz,
-  MOST_UNSPREAD,
-  shardsOnCluster,
-} from '@heatsink/test'
+import { COMMAND_LINES, compareCommandTable, compareFuzzOnCluster, MOST_UNSPREAD } from '@heatsink/test'
 import { Cluster } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startProxy, waitFor } from './support/proxy-fixture.js'
@@ -70,28 +64,15 @@ describe('split keys on a Redis Cluster, through the proxy', () => {
     'seed $seed, keys split again $again: pipelines and transactions answer as on unsplit keys, binary values included',
     async ({ seed, resplitEvery }) => {
       const { client, plain, namespace, split, demote } = await proxied()
-      // Batches after which some counter's value was spread over shards: until a command folds it for good.
-      let batchesWhileSplit = 0
-      // One hash tag: the proxy runs a transaction on one master, the one of its first command's key.
-      const result = await compareFuzz(
-        {
-          client,
-          plain,
-          splitName: (name) => `{${namespace}}:s:${name}`,
-          unsplitName: (name) => `{${namespace}}:u:${name}`,
-          split,
-          demote,
-          resplitEvery,
-          async afterBatch() {
-            if (await shardsOnCluster(plain, namespace)) batchesWhileSplit++
-          },
-        },
+      const result = await compareFuzzOnCluster(
+        { client, plain, namespace, split, demote, resplitEvery },
         seed,
         8,
         120,
       )
       expect(result.differences).toEqual([])
-      expect(batchesWhileSplit).toBeGreaterThan(0)
+      // Some batches ran while counters were spread over shards (until a command folds them for good).
+      expect(result.batchesWhileSplit).toBeGreaterThan(0)
     },
     120_000,
   )

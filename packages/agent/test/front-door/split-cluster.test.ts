@@ -1,18 +1,15 @@
 import { type RedisCluster, startRedisCluster } from '@heatsink/devservices'
-import { createNames } from '@heatsink/protocol'
 import {
   COMMAND_LINES,
   compareCommandTable,
-  compareFuzz,
+  compareFuzzOnCluster,
   MOST_UNSPREAD,
-  shardsOnCluster,
   testNamespace,
 } from '@heatsink/test'
 import { Cluster as PlainCluster } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { Cluster } from '../../src/index.js'
-import { demoteRegistry, publishRegistry } from '../../src/testing.js'
-import { waitFor } from '../support/helpers.js'
+import { splitRegistration } from '../support/split-registration.js'
 
 let servers: RedisCluster
 const open: Array<Cluster | PlainCluster> = []
@@ -39,21 +36,7 @@ async function clients() {
   const cluster = await ready(new Cluster(servers.nodes, { heatsink: { namespace } }))
   await cluster.heatsink.ready()
   const plain = await ready(new PlainCluster(servers.nodes))
-  const split = async (keys: string[]) => {
-    await publishRegistry(
-      plain,
-      createNames(namespace),
-      ...keys.map((key) => ({ key, mitigation: 'split' as const, splitFactor: 4 })),
-    )
-    await waitFor(
-      () => keys.every((key) => cluster.heatsink.mitigation(key) === 'split'),
-      'the split registration',
-    )
-  }
-  const demote = async (keys: string[]) => {
-    await demoteRegistry(plain, createNames(namespace), ...keys)
-    await waitFor(() => keys.every((key) => cluster.heatsink.mitigation(key) === undefined), 'the demotion')
-  }
+  const { split, demote } = splitRegistration(plain, namespace, (key) => cluster.heatsink.mitigation(key))
   return { namespace, cluster, plain, split, demote }
 }
 
@@ -77,28 +60,15 @@ describe('split keys on a Redis Cluster, through the ioredis Cluster front door'
     'seed $seed, keys split again $again: pipelines and transactions answer as on unsplit keys, binary values included',
     async ({ seed, resplitEvery }) => {
       const { namespace, cluster, plain, split, demote } = await clients()
-      // Batches after which some counter's value was spread over shards: until a command folds it for good.
-      let batchesWhileSplit = 0
-      // One hash tag per side: a pipeline or transaction on a Cluster names keys of one slot.
-      const result = await compareFuzz(
-        {
-          client: cluster,
-          plain,
-          splitName: (name) => `{${namespace}}:s:${name}`,
-          unsplitName: (name) => `{${namespace}}:u:${name}`,
-          split,
-          demote,
-          resplitEvery,
-          async afterBatch() {
-            if (await shardsOnCluster(plain, namespace)) batchesWhileSplit++
-          },
-        },
+      const result = await compareFuzzOnCluster(
+        { client: cluster, plain, namespace, split, demote, resplitEvery },
         seed,
         8,
         120,
       )
       expect(result.differences).toEqual([])
-      expect(batchesWhileSplit).toBeGreaterThan(0)
+      // Some batches ran while counters were spread over shards (until a command folds them for good).
+      expect(result.batchesWhileSplit).toBeGreaterThan(0)
     },
     120_000,
   )

@@ -1,10 +1,8 @@
 import { allCommands } from '@heatsink/commands'
-import { createNames } from '@heatsink/protocol'
 import { COMMAND_LINES, compareCommandTable, MOST_UNSPREAD, NOT_COMPARED, useTestRedis } from '@heatsink/test'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Redis } from '../../src/index.js'
-import { publishRegistry } from '../../src/testing.js'
-import { waitFor } from '../support/helpers.js'
+import { splitRegistration } from '../support/split-registration.js'
 
 const redis = useTestRedis()
 const open: Redis[] = []
@@ -41,17 +39,7 @@ describe('a split key answers every command as the unsplit key does', () => {
       client: r,
       plain,
       prefix: namespace,
-      async split(keys) {
-        await publishRegistry(
-          plain,
-          createNames(namespace),
-          ...keys.map((key) => ({ key, mitigation: 'split' as const, splitFactor: 4 })),
-        )
-        await waitFor(
-          () => r.heatsink.mitigation(keys.at(-1) as string) === 'split',
-          'the split registration',
-        )
-      },
+      split: splitRegistration(plain, namespace, (key) => r.heatsink.mitigation(key)).split,
     })
     expect(result.differences).toEqual([])
     expect(result.unspread.length).toBeLessThanOrEqual(MOST_UNSPREAD)

@@ -1,9 +1,7 @@
-import { createNames } from '@heatsink/protocol'
 import { compareFuzz, useTestRedis } from '@heatsink/test'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Redis } from '../../src/index.js'
-import { publishRegistry } from '../../src/testing.js'
-import { waitFor } from '../support/helpers.js'
+import { splitRegistration } from '../support/split-registration.js'
 
 const redis = useTestRedis()
 const open: Redis[] = []
@@ -26,17 +24,7 @@ describe('split keys under mixed command sequences', () => {
           plain,
           splitName: (name) => `${namespace}:s:${name}`,
           unsplitName: (name) => `${namespace}:u:${name}`,
-          async split(keys) {
-            await publishRegistry(
-              plain,
-              createNames(namespace),
-              ...keys.map((key) => ({ key, mitigation: 'split' as const, splitFactor: 4 })),
-            )
-            await waitFor(
-              () => keys.every((key) => r.heatsink.mitigation(key) === 'split'),
-              'the registration',
-            )
-          },
+          split: splitRegistration(plain, namespace, (key) => r.heatsink.mitigation(key)).split,
         },
         seed,
         8,
