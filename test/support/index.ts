@@ -12,4 +12,20 @@ export {
 } from './postgres.js'
 export { type CreateTestRedisOptions, createTestRedis, type TestRedis, useTestRedis } from './redis.js'
 export { requireServiceUrl, type ServiceVariable } from './service-env.js'
+export { COMMAND_LINES, type CommandLine, NOT_COMPARED, RANDOM_ORDER } from './split-command-lines.js'
+export {
+  type CommandTableResult,
+  type CommandTableRun,
+  compareCommandTable,
+  MOST_UNSPREAD,
+} from './split-command-table.js'
+export { type Client as SplitTestClient, shardsOnCluster, stateOf } from './split-comparison.js'
 export { type FuzzBatch, type FuzzCommand, fuzzBatches, seededRandom } from './split-fuzz.js'
+export {
+  type ClusterFuzzRun,
+  compareFuzz,
+  compareFuzzOnCluster,
+  type FuzzResult,
+  type FuzzRun,
+  runBatch,
+} from './split-fuzz-comparison.js'

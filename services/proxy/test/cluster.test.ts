@@ -153,6 +153,23 @@ describe('the proxy in front of a Redis Cluster, behind one address', () => {
     expect(await c.multi().exec()).toEqual([])
   })
 
+  it('returns a client to every master once its blocking command is answered: no MOVED on the next keys', async () => {
+    const { client, namespace } = await startProxy(seed(), { cluster: true })
+    const c = client()
+    const keys = keysOnEveryMaster(await direct(), `${namespace}:b`)
+    for (const key of keys) expect(await c.set(key, 'v')).toBe('OK')
+    for (const master of keys) {
+      // An empty list in that master's slot: the command blocks for its timeout, then answers nil.
+      const empty = `{${master}}:empty`
+      expect(await c.blpop(empty, 0.01)).toBeNull()
+      for (const key of keys) expect(await c.get(key)).toBe('v')
+      // Pipelined behind the blocking command: each still goes to its own key's master.
+      const pipeline = c.pipeline().bzpopmin(empty, 0.01)
+      for (const key of keys) pipeline.get(key)
+      expect(await pipeline.exec()).toEqual([[null, null], ...keys.map(() => [null, 'v'])])
+    }
+  })
+
   // Before the migration test, which changes the cluster's slot map for the tests after it.
   it('serves a local_cache key from L1 without reaching its master', async () => {
     const { client, namespace, proxy } = await startProxy(seed(), { cluster: true })

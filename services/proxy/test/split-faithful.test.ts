@@ -1,6 +1,6 @@
 import { publishRegistry } from '@heatsink/agent/testing'
 import { createNames } from '@heatsink/protocol'
-import { type FuzzBatch, fuzzBatches } from '@heatsink/test'
+import { compareCommandTable, compareFuzz, MOST_UNSPREAD } from '@heatsink/test'
 import { Redis } from 'ioredis'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startProxy, usePrivateRedis, waitFor } from './support/proxy-fixture.js'
@@ -18,6 +18,20 @@ function admin(): Redis {
 }
 
 const BINARY = Buffer.from([0xff, 0xfe, 0x00, 0x80, 0x41])
+
+// A proxy, and how to register keys split over 4 shards in its namespace (resolving once it has them split).
+async function proxied() {
+  const running = await startProxy(redis().url)
+  const split = async (keys: string[]) => {
+    await publishRegistry(
+      admin(),
+      createNames(running.namespace),
+      ...keys.map((key) => ({ key, mitigation: 'split' as const, splitFactor: 4 })),
+    )
+    await waitFor(() => keys.every((key) => running.proxy.agent.mitigation(key) === 'split'), 'the promotion')
+  }
+  return { ...running, split }
+}
 
 // A proxy with `names` registered split over 4 shards, once writes have left the base keys (2 s after promotion).
 async function splitProxy(names: (namespace: string) => string[]) {
@@ -75,30 +89,31 @@ describe('split keys through the proxy answer as the unsplit key', () => {
     expect(counted?.map(([, reply]) => reply)).toEqual([1, 2, '2', 7])
   })
 
+  it('answers every command of the table as the unsplit key does, byte for byte, and leaves the same state', async () => {
+    const { client, namespace, split } = await proxied()
+    const result = await compareCommandTable({ client: client(), plain: admin(), prefix: namespace, split })
+    expect(result.differences).toEqual([])
+    expect(result.unspread.length).toBeLessThanOrEqual(MOST_UNSPREAD)
+  }, 120_000)
+
   it.each([4, 5])(
     'seed %i: pipelines and transactions answer as on unsplit keys, binary values included',
     async (seed) => {
-      const keysPerSide = 8
-      const { client, namespace } = await splitProxy((ns) =>
-        Array.from({ length: keysPerSide }, (_, i) => `${ns}:s:k${i}`),
+      const { client, namespace, split } = await proxied()
+      const result = await compareFuzz(
+        {
+          client: client(),
+          plain: admin(),
+          splitName: (name) => `${namespace}:s:${name}`,
+          unsplitName: (name) => `${namespace}:u:${name}`,
+          split,
+        },
+        seed,
+        8,
+        100,
       )
-      const c = client()
-      const differences: string[] = []
-      for (const [index, batch] of fuzzBatches(seed, keysPerSide, 100).entries()) {
-        const got = await run(c, batch, (name) => `${namespace}:s:${name}`)
-        const want = await run(c, batch, (name) => `${namespace}:u:${name}`)
-        if (JSON.stringify(got) !== JSON.stringify(want)) differences.push(`batch ${index}`)
-      }
-      expect(differences).toEqual([])
+      expect(result.differences).toEqual([])
     },
     60_000,
   )
 })
-
-async function run(client: Redis, batch: FuzzBatch, keyOf: (name: string) => string): Promise<unknown[]> {
-  const pipeline = batch.transaction ? client.multi() : client.pipeline()
-  for (const [command, key, ...rest] of batch.commands)
-    pipeline.callBuffer(command as string, keyOf(key as string), ...rest)
-  const results = (await pipeline.exec()) ?? []
-  return results.map(([error, reply]) => (error === null ? reply : { error: error.message }))
-}

@@ -16,7 +16,12 @@ export interface RoutableCommand {
 interface PipelineStream {
   isPipeline: true
   write(data: string | Buffer): void
+  /** Where the pipeline flushes: a Cluster's pipeline has none until it sends a command (the node it chose). */
+  destination: { redis?: { stream?: { write(data: string | Buffer): unknown } } }
 }
+
+// Takes a flush of nothing.
+const NOTHING_SENT = { redis: { stream: { write: () => true } } }
 
 /** Sends a command the way ioredis would have (super.sendCommand of the client). */
 export type Send = (command: Command, stream?: unknown) => unknown
@@ -67,8 +72,22 @@ export function carryRoute(route: Route, command: RoutableCommand, stream: unkno
 }
 
 function skipWrite(stream: unknown): void {
-  if (stream !== undefined && (stream as PipelineStream).isPipeline === true)
-    (stream as PipelineStream).write('')
+  if (stream === undefined || (stream as PipelineStream).isPipeline !== true) return
+  const pipeline = stream as PipelineStream
+  const destination = pipeline.destination
+  if (destination.redis?.stream !== undefined) {
+    pipeline.write('')
+    return
+  }
+  // No connection yet: no command of the pipeline has been written (a Cluster's pipeline whose commands so far
+  // were all answered here, or whose node is still connecting and queues them), so should this write complete
+  // the pipeline, its flush has nothing to send. The destination is kept for the commands sent after it.
+  pipeline.destination = NOTHING_SENT
+  try {
+    pipeline.write('')
+  } finally {
+    pipeline.destination = destination
+  }
 }
 
 /**

@@ -107,4 +107,34 @@ describe('the ioredis Cluster front door', () => {
     }
     expect(cluster.heatsink.stats().l1Hits).toBeGreaterThan(0)
   })
+
+  it('answers a pipeline of which L1 serves every command (no command of it reaches a master)', async () => {
+    const namespace = testNamespace()
+    const cluster = await ready(
+      new Cluster(servers.nodes, { heatsink: { namespace, l1: { maxTtlMs: 60_000 } } }),
+    )
+    const plain = await ready(new PlainCluster(servers.nodes))
+    await cluster.heatsink.ready()
+    const key = `${namespace}:hot`
+    await plain.set(key, 'value')
+    await publishRegistry(plain, createNames(namespace), { key })
+    await waitFor(() => cluster.heatsink.mitigation(key) === 'local_cache', 'the promotion')
+    await waitFor(async () => {
+      const hits = cluster.heatsink.stats().l1Hits
+      await cluster.get(key)
+      return cluster.heatsink.stats().l1Hits > hits
+    }, 'the key in L1')
+    const hits = cluster.heatsink.stats().l1Hits
+    expect(await cluster.pipeline().get(key).get(key).exec()).toEqual([
+      [null, 'value'],
+      [null, 'value'],
+    ])
+    expect(cluster.heatsink.stats().l1Hits).toBe(hits + 2)
+    // The pipeline's connection is still usable: a pipeline of one served and one sent command.
+    expect(await cluster.pipeline().get(key).set(key, 'next').get(key).exec()).toEqual([
+      [null, 'value'],
+      [null, 'OK'],
+      [null, 'next'],
+    ])
+  })
 })

@@ -93,6 +93,9 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
   #deferredMulti: Buffer | undefined
   // On a Cluster, the client's own connection is for one transaction only: the next may be on another master.
   #transactionPin = false
+  // On a Cluster, the client's own connection taken for a blocking command is for that command only: the next
+  // command may name a key of another master, which this one would answer MOVED.
+  #blockingPin = false
   // Requests received while an earlier one waits for every reply before it (it moves the client to another
   // connection, or resets it); they run in order once it has.
   #held: Held[] | undefined
@@ -336,6 +339,7 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
         // Cluster, to the master of the command's first key (a transaction must keep to one slot's master).
         this.#ensurePinned(slotsOf(spec, args)[0] ?? 0)
         this.#transactionPin = this.#context.cluster !== undefined && spec.transaction
+        this.#blockingPin = this.#context.cluster !== undefined && !spec.transaction && isBlocking(spec, args)
         this.#whenDrained(() => this.#dispatch(request, silent))
         return
       }
@@ -371,8 +375,7 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
           ? withoutReservedInExec(this.#context.reserved, this.#queuedListings, slot, this.#resp3)
           : withoutReserved(this.#context.reserved, name, args, slot, this.#resp3)
       this.#send(spec, name, args, request.raw, sink)
-      if (this.#transactionPin && (name === 'exec' || name === 'discard'))
-        this.#whenDrained(() => this.#endTransaction())
+      this.#afterSent(spec, name, args)
       return
     }
     switch (route.kind) {
@@ -407,8 +410,7 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
         const encode = replyEncoder(this.#resp3, name, args, spec?.access === 'write')
         const slot = reserved ?? this.#output.reserve()
         this.#send(spec, name, sent, bytes, new SettledSink(slot, route.settle, encode))
-        if (this.#transactionPin && (name === 'exec' || name === 'discard'))
-          this.#whenDrained(() => this.#endTransaction())
+        this.#afterSent(spec, name, sent)
         return
       }
     }
@@ -518,10 +520,17 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
     return false
   }
 
-  // A Cluster transaction answered: back to the shared connections (the next one may be on another master).
-  #endTransaction(): void {
-    if (!this.#transactionPin) return
-    this.#transactionPin = false
+  // A Cluster transaction, or the blocking command the client's own connection was taken for, is sent: once it
+  // is answered, back to the shared connections (the next command may be for another master).
+  #afterSent(spec: CommandSpec | undefined, name: string, args: Buffer[]): void {
+    const ends =
+      (this.#transactionPin && (name === 'exec' || name === 'discard')) ||
+      (this.#blockingPin && spec !== undefined && isBlocking(spec, args))
+    if (ends) this.#whenDrained(() => this.#endClusterPin())
+  }
+
+  #endClusterPin(): void {
+    if (!this.#transactionPin && !this.#blockingPin) return
     this.#unpin()
   }
 
@@ -595,6 +604,7 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
     this.#tunnelSlot?.finish()
     this.#tunnelSlot = undefined
     this.#transactionPin = false
+    this.#blockingPin = false
     pinned?.close()
   }
 

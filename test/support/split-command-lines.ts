@@ -149,3 +149,9 @@ export const NOT_COMPARED: ReadonlyMap<string, string> = new Map([
 
 /** Commands whose reply order Redis leaves to chance: compared sorted. */
 export const RANDOM_ORDER: ReadonlySet<string> = new Set(['SPOP', 'SRANDMEMBER', 'ZRANDMEMBER'])
+
+/**
+ * Command lines whose integer reply counts seconds since the key was last touched: the two sides' keys were
+ * written a few milliseconds apart, so a second's boundary may fall between them. Compared within one second.
+ */
+export const SECONDS_SINCE_TOUCHED: ReadonlySet<string> = new Set(['OBJECT IDLETIME K'])

@@ -1,5 +1,9 @@
-import type { Redis } from 'ioredis'
+import type { Cluster, Redis } from 'ioredis'
+import { expect } from 'vitest'
 import type { CommandLine } from './split-command-lines.js'
+
+/** A client of a standalone Redis or of a Cluster (Heatsink's front doors extend both). */
+export type Client = Redis | Cluster
 
 /** Binary values no UTF-8 round trip survives. */
 export const BINARY = Buffer.from([0xff, 0xfe, 0x00, 0x80, 0x41])
@@ -7,11 +11,11 @@ export const BINARY_2 = Buffer.from([0xff, 0xfd, 0x00, 0x80, 0x41])
 
 /** What a key under test holds before the command: written by a plain client, before the key is split. */
 export const CONTENTS = {
-  counter: (plain: Redis, key: string) => plain.set(key, '40'),
-  string: (plain: Redis, key: string) => plain.set(key, BINARY),
-  set: (plain: Redis, key: string) => plain.sadd(key, 'a', BINARY, BINARY_2, '1'),
-  zset: (plain: Redis, key: string) => plain.zadd(key, 1, 'a', 2, BINARY, 3, 'c'),
-  none: async (_plain: Redis, _key: string) => {},
+  counter: (plain: Client, key: string) => plain.set(key, '40'),
+  string: (plain: Client, key: string) => plain.set(key, BINARY),
+  set: (plain: Client, key: string) => plain.sadd(key, 'a', BINARY, BINARY_2, '1'),
+  zset: (plain: Client, key: string) => plain.zadd(key, 1, 'a', 2, BINARY, 3, 'c'),
+  none: async (_plain: Client, _key: string) => {},
 } as const
 
 export type Content = keyof typeof CONTENTS
@@ -25,12 +29,13 @@ export interface Side {
   D: string
 }
 
+/** The keys of one side, named after `prefix`. */
 export function sideKeys(prefix: string): Side {
   return { K: `${prefix}:K`, S: `${prefix}:S`, Z: `${prefix}:Z`, T: `${prefix}:T`, D: `${prefix}:D` }
 }
 
 /** Writes the other keys' content (the same on both sides). */
-export async function fillOthers(plain: Redis, side: Side): Promise<void> {
+export async function fillOthers(plain: Client, side: Side): Promise<void> {
   await plain.sadd(side.S, 'a', 'b')
   await plain.zadd(side.Z, 1, 'a', 5, 'b')
   await plain.set(side.T, 'hello')
@@ -47,7 +52,7 @@ export function resolve(line: CommandLine, side: Side, payload: Buffer): Array<s
 }
 
 /** A reply as the client saw it, or the error's message. */
-export async function outcome(client: Redis, args: Array<string | Buffer>): Promise<unknown> {
+export async function outcome(client: Client, args: Array<string | Buffer>): Promise<unknown> {
   const [command, ...rest] = args as [string, ...Array<string | Buffer>]
   try {
     return await client.callBuffer(command, ...rest)
@@ -57,7 +62,7 @@ export async function outcome(client: Redis, args: Array<string | Buffer>): Prom
 }
 
 /** A key's whole state, read through `client`: type, value (set members sorted) and whether it expires. */
-export async function stateOf(client: Redis, key: string): Promise<unknown> {
+export async function stateOf(client: Client, key: string): Promise<unknown> {
   const type = await client.type(key)
   const pttl = await client.pttl(key)
   const expiry = pttl > 0 ? 'expires' : pttl
@@ -76,4 +81,38 @@ export async function stateOf(client: Redis, key: string): Promise<unknown> {
 /** Sorts an array reply whose order Redis leaves to chance. */
 export function sorted(reply: unknown): unknown {
   return Array.isArray(reply) ? [...(reply as Buffer[])].sort(Buffer.compare) : reply
+}
+
+// The errors a Cluster answers a command sent to the wrong master, or naming keys of several slots.
+const CLUSTER_ERROR = /^(?:MOVED|ASK|CROSSSLOT|TRYAGAIN|CLUSTERDOWN) /
+
+/** Whether an outcome (or any reply of a list of outcomes) is one of a Cluster's redirects or slot errors. */
+export function isClusterError(outcome: unknown): boolean {
+  if (Array.isArray(outcome)) return outcome.some(isClusterError)
+  const error = (outcome as { error?: unknown } | null)?.error
+  return typeof error === 'string' && CLUSTER_ERROR.test(error)
+}
+
+/** Whether two replies or states are equal as vitest's toEqual compares them (Buffers by their bytes). */
+export function isDeepEqual(a: unknown, b: unknown): boolean {
+  try {
+    expect(a).toEqual(b)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** A reply or state as text, Buffers in hex, for a difference's description. */
+export function show(value: unknown): string {
+  return JSON.stringify(value, (_key, item) =>
+    item?.type === 'Buffer' ? `<${Buffer.from(item.data).toString('hex')}>` : item,
+  )
+}
+
+/** Whether any master of `cluster` holds a split shard's data under `namespace` (a counter spread over shards). */
+export async function shardsOnCluster(cluster: Cluster, namespace: string): Promise<boolean> {
+  const masters = cluster.nodes('master')
+  const shards = await Promise.all(masters.map((master) => master.keys(`${namespace}:split:*:d:*`)))
+  return shards.some((names) => names.length > 0)
 }
