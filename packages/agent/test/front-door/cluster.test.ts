@@ -1,30 +1,14 @@
-import { type RedisCluster, startRedisCluster } from '@heatsink/devservices'
 import { createNames, redisClusterSlot } from '@heatsink/protocol'
 import { testNamespace } from '@heatsink/test'
 import { Cluster as PlainCluster } from 'ioredis'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { Cluster } from '../../src/index.js'
 import { publishRegistry } from '../../src/testing.js'
-import { waitFor } from '../support/helpers.js'
+import { useClusterClients } from '../support/cluster-clients.js'
+import { useRedisCluster, waitFor } from '../support/helpers.js'
 
-let servers: RedisCluster
-const open: Array<Cluster | PlainCluster> = []
-
-beforeAll(async () => {
-  servers = await startRedisCluster({ masters: 3 })
-}, 60_000)
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((client) => client.quit().catch(() => {})))
-})
-afterAll(async () => {
-  await servers?.stop()
-})
-
-async function ready<T extends Cluster | PlainCluster>(client: T): Promise<T> {
-  open.push(client)
-  if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve))
-  return client
-}
+const servers = useRedisCluster()
+const ready = useClusterClients()
 
 /** One key per master, so that every test crosses all three. */
 function keysOnEveryMaster(client: PlainCluster, namespace: string): string[] {
@@ -42,11 +26,11 @@ describe('the ioredis Cluster front door', () => {
     for (let round = 0; round < 3; round++) {
       const namespace = testNamespace()
       // Not awaited: the agent starts while the client has only its seed's view of the cluster.
-      const cluster = new Cluster([servers.nodes[0] as { host: string; port: number }], {
+      const cluster = new Cluster([servers().nodes[0] as { host: string; port: number }], {
         heatsink: { namespace, l1: { maxTtlMs: 60_000 } },
       })
-      open.push(cluster)
-      const plain = await ready(new PlainCluster(servers.nodes))
+      void ready(cluster)
+      const plain = await ready(new PlainCluster(servers().nodes))
       const keys = keysOnEveryMaster(plain, namespace)
       for (const key of keys) await plain.set(key, key)
       await publishRegistry(plain, createNames(namespace), ...keys.map((key) => ({ key })))
@@ -70,9 +54,9 @@ describe('the ioredis Cluster front door', () => {
   it('serves local_cache keys on every master from L1, reads its own writes, and sees a plain writer', async () => {
     const namespace = testNamespace()
     const cluster = await ready(
-      new Cluster(servers.nodes, { heatsink: { namespace, l1: { maxTtlMs: 60_000 } } }),
+      new Cluster(servers().nodes, { heatsink: { namespace, l1: { maxTtlMs: 60_000 } } }),
     )
-    const plain = await ready(new PlainCluster(servers.nodes))
+    const plain = await ready(new PlainCluster(servers().nodes))
     await cluster.heatsink.ready()
     const keys = keysOnEveryMaster(plain, namespace)
     for (const key of keys) await plain.hset(key, { owner: key, n: '0' })
@@ -111,9 +95,9 @@ describe('the ioredis Cluster front door', () => {
   it('answers a pipeline of which L1 serves every command (no command of it reaches a master)', async () => {
     const namespace = testNamespace()
     const cluster = await ready(
-      new Cluster(servers.nodes, { heatsink: { namespace, l1: { maxTtlMs: 60_000 } } }),
+      new Cluster(servers().nodes, { heatsink: { namespace, l1: { maxTtlMs: 60_000 } } }),
     )
-    const plain = await ready(new PlainCluster(servers.nodes))
+    const plain = await ready(new PlainCluster(servers().nodes))
     await cluster.heatsink.ready()
     const key = `${namespace}:hot`
     await plain.set(key, 'value')

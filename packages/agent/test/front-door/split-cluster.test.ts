@@ -1,4 +1,3 @@
-import { type RedisCluster, startRedisCluster } from '@heatsink/devservices'
 import {
   COMMAND_LINES,
   compareCommandTable,
@@ -7,35 +6,21 @@ import {
   testNamespace,
 } from '@heatsink/test'
 import { Cluster as PlainCluster } from 'ioredis'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { Cluster } from '../../src/index.js'
+import { useClusterClients } from '../support/cluster-clients.js'
+import { useRedisCluster } from '../support/helpers.js'
 import { splitRegistration } from '../support/split-registration.js'
 
-let servers: RedisCluster
-const open: Array<Cluster | PlainCluster> = []
-
-beforeAll(async () => {
-  servers = await startRedisCluster({ masters: 3 })
-}, 60_000)
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((client) => client.quit().catch(() => {})))
-})
-afterAll(async () => {
-  await servers?.stop()
-})
-
-async function ready<T extends Cluster | PlainCluster>(client: T): Promise<T> {
-  open.push(client)
-  if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve))
-  return client
-}
+const servers = useRedisCluster()
+const ready = useClusterClients()
 
 // The Heatsink Cluster under test and a plain one, and how to register keys split in its namespace.
 async function clients() {
   const namespace = testNamespace()
-  const cluster = await ready(new Cluster(servers.nodes, { heatsink: { namespace } }))
+  const cluster = await ready(new Cluster(servers().nodes, { heatsink: { namespace } }))
   await cluster.heatsink.ready()
-  const plain = await ready(new PlainCluster(servers.nodes))
+  const plain = await ready(new PlainCluster(servers().nodes))
   const { split, demote } = splitRegistration(plain, namespace, (key) => cluster.heatsink.mitigation(key))
   return { namespace, cluster, plain, split, demote }
 }
