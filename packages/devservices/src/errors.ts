@@ -1,5 +1,5 @@
 /** The services this package finds or starts. */
-export type ServiceName = 'redis' | 'postgres' | 'redis-cluster'
+export type ServiceName = 'redis' | 'postgres' | 'redis-cluster' | 'redis-sentinel'
 
 /** Base of every error this package throws; `code` is stable across versions. */
 export abstract class DevServicesError extends Error {

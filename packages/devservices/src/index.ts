@@ -12,6 +12,7 @@ export { type PostgresRunner, postgresRunner } from './postgres-user.js'
 export { redactUrl } from './redact-url.js'
 export {
   type ClusterNode,
+  type ClusterServer,
   type RedisCluster,
   type RedisClusterOptions,
   startRedisCluster,
@@ -22,6 +23,12 @@ export {
   type StartedRedisProcess,
   startRedisProcess,
 } from './redis-process.js'
+export {
+  type RedisSentinel,
+  type RedisSentinelOptions,
+  type SentinelDataServer,
+  startRedisSentinel,
+} from './redis-sentinel.js'
 export { DEFAULT_REDIS_URL, type EnsureRedisOptions, ensureRedis } from './redis-server.js'
 export type { EnsureServiceOptions, RunningService, ServiceLog } from './running-service.js'
 export { ServerProcess } from './server-process.js'

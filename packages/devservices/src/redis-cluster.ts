@@ -18,6 +18,8 @@ const CLUSTER_BUS_OFFSET = 10_000
 export interface RedisClusterOptions {
   /** Number of master nodes, at least 3 (redis-cli refuses fewer); default 3. */
   readonly masters?: number
+  /** Replicas of each master; default 0. */
+  readonly replicasPerMaster?: number
   readonly log?: ServiceLog
   /** Directories searched for redis-server and redis-cli, replacing PATH. */
   readonly binDirs?: readonly string[]
@@ -31,18 +33,30 @@ export interface ClusterNode {
   readonly port: number
 }
 
+/** A node of a private cluster: its address, and a crash for failover tests. */
+export interface ClusterServer extends ClusterNode {
+  /** Kills the node with SIGKILL, as a crash would, and waits until it has exited. */
+  crash(): Promise<void>
+}
+
 /** A running private Redis Cluster. */
 export interface RedisCluster {
+  /** Every node, masters and replicas (roles change in a failover: ask CLUSTER NODES). */
   readonly nodes: ClusterNode[]
+  readonly servers: ClusterServer[]
   /** Kills every node and removes their files. */
   stop(): Promise<void>
 }
 
-/** Starts a private Redis Cluster of `masters` masters without replicas on free loopback ports. */
+/** Starts a private Redis Cluster of `masters` masters, each with `replicasPerMaster` replicas, on free loopback ports. */
 export async function startRedisCluster(options: RedisClusterOptions = {}): Promise<RedisCluster> {
   const masters = options.masters ?? 3
+  const replicas = options.replicasPerMaster ?? 0
   if (!Number.isInteger(masters) || masters < 3) {
     throw new RangeError(`masters must be an integer of at least 3, got ${masters}`)
+  }
+  if (!Number.isInteger(replicas) || replicas < 0) {
+    throw new RangeError(`replicasPerMaster must be an integer of at least 0, got ${replicas}`)
   }
   const log = options.log ?? (() => {})
   const timeoutMs = options.startTimeoutMs ?? 30_000
@@ -63,7 +77,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
 
   try {
     // Sequential: each port is checked while the earlier nodes hold theirs, so no two nodes pick the same one.
-    for (let index = 0; index < masters; index++) {
+    for (let index = 0; index < masters * (1 + replicas); index++) {
       const dir = join(base, `node-${index}`)
       mkdirSync(dir)
       const node = await startRedisProcess({
@@ -83,7 +97,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     const addresses = started.map((node) => `127.0.0.1:${node.port}`)
     const create = await runCommand(
       redisCli,
-      ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'],
+      ['--cluster', 'create', ...addresses, '--cluster-replicas', String(replicas), '--cluster-yes'],
       { timeoutMs },
     )
     if (create.code !== 0) {
@@ -102,11 +116,15 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
   }
 
   const nodes = started.map((node) => ({ host: '127.0.0.1', port: node.port }))
-  log(
-    `redis-cluster: started ${masters} masters at ${nodes.map((node) => `127.0.0.1:${node.port}`).join(', ')}`,
-  )
+  const servers = started.map((node) => ({
+    host: '127.0.0.1',
+    port: node.port,
+    crash: () => node.process.crash(),
+  }))
+  const shape = replicas === 0 ? `${masters} masters` : `${masters} masters with ${replicas} replicas each`
+  log(`redis-cluster: started ${shape} at ${nodes.map((node) => `127.0.0.1:${node.port}`).join(', ')}`)
   let stopping: Promise<void> | undefined
-  return { nodes, stop: () => (stopping ??= stop()) }
+  return { nodes, servers, stop: () => (stopping ??= stop()) }
 }
 
 async function clusterPort(): Promise<number> {
@@ -117,11 +135,12 @@ async function clusterPort(): Promise<number> {
 }
 
 async function allNodesOk(nodes: readonly StartedRedisProcess[]): Promise<boolean> {
-  const states = await Promise.all(nodes.map((node) => clusterState(node.port)))
+  const states = await Promise.all(nodes.map((node) => nodeState(node.port)))
   return states.every((state) => state === 'ok')
 }
 
-async function clusterState(port: number): Promise<string | undefined> {
+/** `ok` once the node sees the whole cluster and, for a replica, has synced with its master. */
+async function nodeState(port: number): Promise<string | undefined> {
   const client = new Redis({
     host: '127.0.0.1',
     port,
@@ -133,7 +152,9 @@ async function clusterState(port: number): Promise<string | undefined> {
   try {
     await client.connect()
     const info = await client.cluster('INFO')
-    return /cluster_state:(\w+)/.exec(info)?.[1]
+    const replication = await client.info('replication')
+    const synced = !/role:slave/.test(replication) || /master_link_status:up/.test(replication)
+    return synced ? /cluster_state:(\w+)/.exec(info)?.[1] : 'syncing'
   } catch {
     return undefined
   } finally {

@@ -68,6 +68,12 @@ export class ServerProcess {
     }
   }
 
+  /** Ends the server with SIGKILL at once, as a crash would, and waits until it has exited. */
+  async crash(): Promise<void> {
+    this.killNow()
+    await this.exited
+  }
+
   /** Sends SIGKILL without waiting, for 'exit' handlers that cannot await. */
   killNow(): void {
     if (!this.#hasExited) this.#child.kill('SIGKILL')

@@ -29,6 +29,34 @@ describe('startRedisCluster', () => {
     for (const node of cluster.nodes) expect(await isListening(node.host, node.port)).toBe(false)
   })
 
+  it.skipIf(!hasRedis)(
+    'with replicas: each master has one synced replica, promoted when its master crashes',
+    async () => {
+      const cluster = await startRedisCluster({ masters: 3, replicasPerMaster: 1 })
+      const client = new Cluster(cluster.nodes)
+      try {
+        expect(cluster.nodes).toHaveLength(6)
+        await client.set('hs-cluster-failover', 'kept')
+        await client.wait(1, 1000)
+        const ownerPort = await slotOwnerPort(client, 'hs-cluster-failover')
+        await cluster.servers.find((server) => server.port === ownerPort)?.crash()
+
+        // The replica takes over after cluster-node-timeout (2 s) and holds the value its master had synced.
+        const deadline = Date.now() + 15_000
+        let value: string | null | undefined
+        while (value === undefined && Date.now() < deadline) {
+          value = await client.get('hs-cluster-failover').catch(() => undefined)
+        }
+        expect(value).toBe('kept')
+        expect(await slotOwnerPort(client, 'hs-cluster-failover')).not.toBe(ownerPort)
+      } finally {
+        client.disconnect()
+        await cluster.stop()
+      }
+    },
+    30_000,
+  )
+
   it('says how to get Redis when redis-server or redis-cli is missing', async () => {
     const error = await startRedisCluster({ binDirs: [] }).catch((caught: unknown) => caught)
 
@@ -37,7 +65,20 @@ describe('startRedisCluster', () => {
     expect((error as Error).message).toContain('apt-get install -y --no-install-recommends redis-server')
   })
 
+  it('rejects a negative replica count', async () => {
+    await expect(startRedisCluster({ replicasPerMaster: -1 })).rejects.toThrow(RangeError)
+  })
+
   it('rejects fewer than three masters, which redis-cli cannot form into a cluster', async () => {
     await expect(startRedisCluster({ masters: 2 })).rejects.toThrow(RangeError)
   })
 })
+
+/** The port of the master serving `key`'s slot, per a fresh CLUSTER SLOTS from a live node. */
+async function slotOwnerPort(client: Cluster, key: string): Promise<number> {
+  const slot = Number(await client.cluster('KEYSLOT', key))
+  const ranges = await client.cluster('SLOTS')
+  const master = ranges.find(([start, end]) => slot >= start && slot <= end)?.[2]
+  if (master === undefined) throw new Error(`no master serves slot ${slot}`)
+  return master[1]
+}

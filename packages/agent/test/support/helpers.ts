@@ -141,15 +141,16 @@ export async function clientIdByName(admin: Redis, name: string): Promise<number
 }
 
 /**
- * A private Redis Cluster of 3 masters for the file, stopped after it. Where redis-server is not installed (Redis
- * from a container) there is none to start, and the file's tests are skipped saying so.
+ * A private Redis Cluster of 3 masters (with `replicasPerMaster` replicas each) for the file, stopped after it.
+ * Where redis-server is not installed (Redis from a container) there is none to start, and the file's tests are
+ * skipped saying so.
  */
-export function useRedisCluster(): () => RedisCluster {
+export function useRedisCluster(options: { replicasPerMaster?: number } = {}): () => RedisCluster {
   let servers: RedisCluster | undefined
   let unavailable = ''
   beforeAll(async () => {
     try {
-      servers = await startRedisCluster({ masters: 3 })
+      servers = await startRedisCluster({ masters: 3, ...options })
     } catch (error) {
       if (!(error instanceof ServiceUnavailableError)) throw error
       unavailable = error.message
