@@ -1,19 +1,14 @@
 import { createNames } from '@heatsink/protocol'
-import { testNamespace } from '@heatsink/test'
+import { testNamespace, usePrivateRedis } from '@heatsink/test'
 import { Redis as PlainRedis } from 'ioredis'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createAgent, Redis } from '../../src/index.js'
 import { publishRegistry } from '../../src/testing.js'
 import { FreezingForwarder } from '../support/freezing-forwarder.js'
 import { waitFor } from '../support/helpers.js'
-import {
-  killTrackingDuringFill,
-  settledWithin,
-  trackingClientId,
-  usePausableRedis,
-} from '../support/tracking-loss.js'
+import { killTrackingDuringFill, settledWithin, trackingClientId } from '../support/tracking-loss.js'
 
-const redis = usePausableRedis()
+const redis = usePrivateRedis()
 const open: Array<{ close(): unknown }> = []
 afterEach(async () => {
   for (const item of open.splice(0).reverse()) await item.close()

@@ -1,25 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises'
-import { ensureRedis, freePort, type RunningService } from '@heatsink/devservices'
 import type { Redis } from 'ioredis'
-import { afterAll, beforeAll } from 'vitest'
-
-/**
- * A private redis-server for the file, stopped after it: CLIENT PAUSE stalls every client of a server, so on the
- * shared one it would stall the other files' tests too.
- */
-export function usePausableRedis(): () => RunningService {
-  let service: RunningService | undefined
-  beforeAll(async () => {
-    service = await ensureRedis({ url: `redis://127.0.0.1:${await freePort()}` })
-  }, 60_000)
-  afterAll(async () => {
-    await service?.stop()
-  })
-  return () => {
-    if (service === undefined) throw new Error('the private redis-server is not started yet')
-    return service
-  }
-}
 
 /** The server's client id of the agent's tracking connection (named `heatsink:track:<agent id>`). */
 export async function trackingClientId(admin: Redis): Promise<number> {
@@ -51,7 +31,10 @@ export async function killTrackingDuringFill<T>(
   return { reads, killedAt: performance.now() }
 }
 
-/** Each read's outcome, or a failure naming how many were still unsettled `boundMs` after `since`. */
+/**
+ * Each read's outcome and when the last settled (ms after `since`, a performance.now() time), or a failure naming
+ * how many were still unsettled `boundMs` after `since`.
+ */
 export async function settledWithin<T>(
   reads: Array<Promise<T>>,
   since: number,
@@ -75,9 +58,7 @@ export async function settledWithin<T>(
   ])
   timer.abort()
   if (outcome === 'timeout' || outcome === 'aborted') {
-    throw new Error(
-      `${reads.length - settled} of ${reads.length} reads unsettled ${boundMs} ms after the kill`,
-    )
+    throw new Error(`${reads.length - settled} of ${reads.length} reads unsettled after ${boundMs} ms`)
   }
   return { outcomes: outcome, lastMs: last - since }
 }
