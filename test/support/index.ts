@@ -10,6 +10,7 @@ export {
   type TestPostgres,
   useTestPostgres,
 } from './postgres.js'
+export { usePrivateRedis } from './private-redis.js'
 export { type CreateTestRedisOptions, createTestRedis, type TestRedis, useTestRedis } from './redis.js'
 export { requireServiceUrl, type ServiceVariable } from './service-env.js'
 export { COMMAND_LINES, type CommandLine, NOT_COMPARED, RANDOM_ORDER } from './split-command-lines.js'

@@ -15,7 +15,7 @@ import { CoalesceStrategy } from './coalesce-strategy.js'
 import type { OwnedConnections } from './connections.js'
 import { CommandRouter } from './core/command-router.js'
 import { ReplyCache } from './core/reply-cache.js'
-import { AgentClosedError, AgentNotReadyError } from './errors.js'
+import { AgentClosedError, AgentNotReadyError, FillAbandonedError } from './errors.js'
 import { AgentEvents } from './events/agent-events.js'
 import { type Invalidate, InvalidationBus } from './invalidation-bus.js'
 import { L1Cache } from './l1-cache.js'
@@ -139,7 +139,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     this.#strategies = {
       local_cache: new LocalCacheStrategy({
         l1: this.#l1,
-        fill: (name) => this.#channels.fill(name),
+        fill: (name) => this.#counted(this.#channels.fill(name)),
         readThrough: this.#readRegistered,
         onMiss: this.#onMiss,
         fetch: this.#fetch,
@@ -280,7 +280,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       recorder: this.#recorder,
       counters: this.#counters,
       cache: this.#replies,
-      fill: (name, command, args) => this.#channels.fillReply(name, command, args),
+      fill: (name, command, args) => this.#counted(this.#channels.fillReply(name, command, args)),
       invalidate: (name) => this.#invalidate.key(name, 'local'),
       invalidateAll: () => this.#invalidate.all('local'),
       barrier: () => this.#channels.barrier(),
@@ -512,6 +512,15 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     const fetched = await this.#guard.fetch(name, observed, options)
     if (fetched.source === 'load' || fetched.source === 'peer') this.#onMiss(name, hot)
     return fetched
+  }
+
+  // A fill abandoned (its tracking connection lost, or past l1.fillTimeoutMs) is counted once, however many
+  // reads waited on it: each of them goes on to Redis.
+  #counted<T>(fill: Promise<T>): Promise<T> {
+    return fill.catch((error: unknown) => {
+      if (error instanceof FillAbandonedError) this.#counters.l1FillsAbandoned++
+      throw error
+    })
   }
 
   readonly #onMiss = (name: string, hot: HotKey | undefined): void => {

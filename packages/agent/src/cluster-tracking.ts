@@ -5,6 +5,7 @@ import { type OwnedConnections, roleOptions } from './connections.js'
 import type { ReplyFill } from './core/reply-cache.js'
 import type { Fill } from './l1-cache.js'
 import type { AgentLogger } from './options.js'
+import type { PendingFills } from './pending-fills.js'
 import { type MessageHandler, Subscriber } from './subscriber.js'
 import { type InvalidationChannels, TRACKING_CHANNEL, TrackedConnection } from './tracking.js'
 
@@ -25,6 +26,8 @@ export interface ClusterTrackingOptions {
   connections: OwnedConnections
   agentId: string
   log: AgentLogger
+  /** What watches the fills of one master's tracked connection (a new one per connection). */
+  pendingFills: () => PendingFills
 }
 
 /**
@@ -142,12 +145,13 @@ export class ClusterTracking implements InvalidationChannels {
   }
 
   #openMaster(node: Redis, carriesChannels: boolean): Master {
-    const { connections, agentId, log, onMessage } = this.#options
+    const { connections, agentId, log, onMessage, pendingFills } = this.#options
     const sub = connections.add(node.duplicate(roleOptions('sub', agentId)), 'sub')
     const track = connections.add(node.duplicate(roleOptions('track', agentId)), 'track')
     const channels = carriesChannels ? [TRACKING_CHANNEL, ...this.#options.channels] : [TRACKING_CHANNEL]
     const subscriber = new Subscriber(sub, channels, onMessage, log)
-    return { connections: [sub, track], subscriber, tracked: new TrackedConnection(track, subscriber, log) }
+    const tracked = new TrackedConnection(track, subscriber, pendingFills(), log)
+    return { connections: [sub, track], subscriber, tracked }
   }
 
   async #closeMaster(master: Master): Promise<void> {

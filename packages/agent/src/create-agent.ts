@@ -8,6 +8,7 @@ import { ControlChannels } from './control-channels.js'
 import { DatabaseMarker } from './database-marker.js'
 import { InvalidAgentOptionError } from './errors.js'
 import { type AgentOptions, type ResolvedOptions, resolveOptions } from './options.js'
+import { PendingFills } from './pending-fills.js'
 import { type MessageHandler, Subscriber } from './subscriber.js'
 import {
   type InvalidationChannels,
@@ -99,7 +100,14 @@ function openChannels(
   // With a control Redis, the data Redis's subscribers carry the tracking channel alone.
   const onData = control === undefined ? channels : []
   const tracking = isClusterClient(data)
-    ? new ClusterTracking(data, { channels: onData, onMessage, connections, agentId, log })
+    ? new ClusterTracking(data, {
+        channels: onData,
+        onMessage,
+        connections,
+        agentId,
+        log,
+        pendingFills: () => new PendingFills(options.clock, options.l1.fillTimeoutMs),
+      })
     : openStandaloneTracking(data, onData, options, connections, onMessage)
   if (control === undefined) return tracking
   const sub = connections.add(control.duplicate(roleOptions('sub', agentId)), 'control-sub')
@@ -123,5 +131,6 @@ function openStandaloneTracking(
     onMessage(TRACKING_CHANNEL, null)
   }
   const marker = new DatabaseMarker(names.databaseMarkerKey, options.clock, swapped, log)
-  return new StandaloneTracking(subscriber, new TrackedConnection(track, subscriber, log, marker))
+  const fills = new PendingFills(options.clock, options.l1.fillTimeoutMs)
+  return new StandaloneTracking(subscriber, new TrackedConnection(track, subscriber, fills, log, marker))
 }

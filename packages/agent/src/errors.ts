@@ -62,3 +62,15 @@ export class AgentClosedError extends AgentError {
     super('E_AGENT_CLOSED', 'the agent has been closed', options)
   }
 }
+
+/**
+ * An L1 fill given up before its reply came: its tracking connection was lost, or no reply came within
+ * `l1.fillTimeoutMs`. Never seen by callers: the reads that waited on the fill go to Redis as without Heatsink.
+ */
+export class FillAbandonedError extends AgentError {
+  readonly key: string
+  constructor(key: string, reason: string) {
+    super('E_FILL_ABANDONED', `L1 fill of ${JSON.stringify(key)} abandoned: ${reason}`)
+    this.key = key
+  }
+}

@@ -41,6 +41,12 @@ export interface L1Options {
    * eighth of its half is not cached (its reads go to Redis), so one large value cannot flush every other key.
    */
   maxBytes?: number
+  /**
+   * A fill (the read that puts a key in L1, which every read of the key waits on meanwhile) is abandoned when
+   * no reply came within this many ms, and its reads go to Redis as without Heatsink: at least 10; default 500.
+   * A fill whose tracking connection is lost is abandoned at once.
+   */
+  fillTimeoutMs?: number
 }
 
 /** How getOrLoad's loads are coordinated across agents (the stampede guard's timing). */
@@ -140,6 +146,10 @@ export const DEFAULT_TTL_FRACTION = 0.2
 export const DEFAULT_MAX_TTL_MS = 5000
 export const L1_MIN_BYTES = 65_536
 export const DEFAULT_L1_BYTES = 64 * 1024 * 1024
+// A healthy Redis answers a fill (GET and PTTL) in well under a millisecond and a busy one in tens: half a second
+// abandons only a connection that stalled, not one that is slow, so a loaded Redis never sees a hot key's waiters
+// sent at it all at once; and it is the most a read can lose to a tracking connection that stalls without closing.
+export const DEFAULT_FILL_TIMEOUT_MS = 500
 
 const noop = () => {}
 /** A logger that drops everything. */
@@ -219,6 +229,7 @@ function resolveSettings(options: Omit<AgentOptions, 'redis'>, at: string): Reso
       ttlFraction,
       maxTtlMs: integer('l1.maxTtlMs', l1.maxTtlMs ?? DEFAULT_MAX_TTL_MS, 1),
       maxBytes: integer('l1.maxBytes', l1.maxBytes ?? DEFAULT_L1_BYTES, L1_MIN_BYTES),
+      fillTimeoutMs: integer('l1.fillTimeoutMs', l1.fillTimeoutMs ?? DEFAULT_FILL_TIMEOUT_MS, 10),
     },
     clock: options.clock ?? systemClock,
     log: options.log ?? silentLogger,

@@ -27,6 +27,12 @@ export interface AgentStats {
    */
   l1TooLarge: number
   /**
+   * Fills given up before their reply: their tracking connection was lost, or no reply came within
+   * l1.fillTimeoutMs. The reads that waited on them went to Redis; a count that keeps rising names a tracking
+   * connection that keeps dropping or stalling.
+   */
+  l1FillsAbandoned: number
+  /**
    * Entries (or fills in flight) dropped because their key changed: written through this agent (local),
    * announced by another agent (pubsub), reported by Redis tracking (tracking); or everything dropped when an
    * invalidation channel was lost (channelLoss), or a key left local_cache in the registry (registry).
@@ -86,6 +92,7 @@ export class AgentCounters {
   l1Misses = 0
   l1Evictions = 0
   l1TooLarge = 0
+  l1FillsAbandoned = 0
   readonly l1Invalidations: Record<InvalidationSource, number> = {
     local: 0,
     pubsub: 0,
@@ -136,6 +143,7 @@ export function statsSnapshot(counters: AgentCounters, sources: StatsSources): A
     l1Bytes: sources.l1Bytes,
     l1Evictions: c.l1Evictions,
     l1TooLarge: c.l1TooLarge,
+    l1FillsAbandoned: c.l1FillsAbandoned,
     l1Invalidations: { ...c.l1Invalidations },
     reportsSent: c.reportsSent,
     reportsDropped: c.reportsDropped,

@@ -4,6 +4,7 @@ import type { ReplyFill } from './core/reply-cache.js'
 import type { DatabaseMarker } from './database-marker.js'
 import type { Fill } from './l1-cache.js'
 import type { AgentLogger } from './options.js'
+import type { PendingFills } from './pending-fills.js'
 import { onServerClose, type Subscriber } from './subscriber.js'
 
 /** The channel Redis publishes tracking invalidations on when they are redirected to a RESP2 connection. */
@@ -33,20 +34,30 @@ export interface InvalidationChannels {
  * A connection whose reads Redis tracks (CLIENT TRACKING ON REDIRECT <subscriber id>), so that a later write
  * to a key it read, by any client, sends `__redis__:invalidate` to the subscriber. Tracking state lives with
  * the connection, and the redirect with the subscriber's id: after either reconnects, the state is down until
- * tracking has been switched on again towards the current subscriber.
+ * tracking has been switched on again towards the current subscriber. Fills in flight when the state goes down
+ * are abandoned then (PendingFills), and any fill at the latest after its deadline, so no read waits on a
+ * connection that is gone or stalled.
  */
 export class TrackedConnection {
   readonly state = new ChannelState()
   readonly #connection: Redis
   readonly #subscriber: Subscriber
+  readonly #fills: PendingFills
   readonly #log: AgentLogger
   readonly #marker: DatabaseMarker | undefined
   #attempt = 0
 
   /** `marker` watches the database for SWAPDB (standalone Redis; a Cluster has one database and no SWAPDB). */
-  constructor(connection: Redis, subscriber: Subscriber, log: AgentLogger, marker?: DatabaseMarker) {
+  constructor(
+    connection: Redis,
+    subscriber: Subscriber,
+    fills: PendingFills,
+    log: AgentLogger,
+    marker?: DatabaseMarker,
+  ) {
     this.#connection = connection
     this.#subscriber = subscriber
+    this.#fills = fills
     this.#log = log
     this.#marker = marker
     connection.on('ready', () => void this.#redirect())
@@ -69,7 +80,7 @@ export class TrackedConnection {
 
   fill(key: string): Promise<Fill> {
     this.#marker?.beforeFill(this.#connection)
-    return this.#connection
+    const fill = this.#connection
       .pipeline()
       .get(key)
       .pttl(key)
@@ -81,6 +92,7 @@ export class TrackedConnection {
         if (pttl[0]) throw pttl[0]
         return [get[1] as string | null, pttl[1] as number] as const
       })
+    return this.#fills.watch(key, fill)
   }
 
   fillReply(key: string, command: string, args: readonly unknown[]): Promise<ReplyFill> {
@@ -99,7 +111,7 @@ export class TrackedConnection {
     this.#marker?.beforeFill(this.#connection)
     this.#connection.sendCommand(read)
     this.#connection.sendCommand(pttl)
-    return Promise.all([read.promise, pttl.promise as Promise<number>])
+    return this.#fills.watch(key, Promise.all([read.promise, pttl.promise as Promise<number>]))
   }
 
   async #redirect(): Promise<void> {
@@ -124,6 +136,7 @@ export class TrackedConnection {
     this.#attempt++
     this.#marker?.forget()
     this.state.set(false)
+    this.#fills.abandonAll('the tracking connection or its redirect was lost')
   }
 }
 

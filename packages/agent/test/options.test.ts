@@ -19,7 +19,13 @@ describe('options', () => {
     const options = resolveOptions({ redis: url })
     expect(options).toMatchObject({
       windowMs: 1000,
-      l1: { maxEntries: 1024, ttlFraction: 0.2, maxTtlMs: 5000, maxBytes: 64 * 1024 * 1024 },
+      l1: {
+        maxEntries: 1024,
+        ttlFraction: 0.2,
+        maxTtlMs: 5000,
+        maxBytes: 64 * 1024 * 1024,
+        fillTimeoutMs: 500,
+      },
       fastReportFloor: 100,
       maxPartialReportsPerWindow: 8,
       registryCheckMs: 2000,
@@ -37,6 +43,7 @@ describe('options', () => {
     [{ l1: { ttlFraction: 1.5 } }, 'l1.ttlFraction', /above 0 and at most 1/],
     [{ l1: { maxTtlMs: 0 } }, 'l1.maxTtlMs', /at least 1/],
     [{ l1: { maxBytes: 65_535 } }, 'l1.maxBytes', /at least 65536, got 65535/],
+    [{ l1: { fillTimeoutMs: 5 } }, 'l1.fillTimeoutMs', /at least 10, got 5/],
     [{ windowMs: 5 }, 'windowMs', /at least 10/],
     [{ namespace: 'has space' }, 'namespace', /invalid namespace/],
     [{ agentId: '' }, 'agentId', /1 to 128 characters/],

@@ -67,6 +67,11 @@ export function createMetricsServer(proxy: RespProxy): Server {
       "Fills of local_cache keys too large for the agent's L1 (their reads go to Redis)",
       () => proxy.agent.stats().l1TooLarge,
     ],
+    [
+      'heatsink_proxy_agent_l1_fills_abandoned_total',
+      'L1 fills given up (tracking connection lost, or no reply within l1.fillTimeoutMs); their reads went to Redis',
+      () => proxy.agent.stats().l1FillsAbandoned,
+    ],
   ]
   for (const [name, help, read] of totals) {
     new Counter({

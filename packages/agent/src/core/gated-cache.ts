@@ -27,7 +27,8 @@ export abstract class GatedCache<V extends {}, F> {
 
   /** `events` and `cache` (which L1 this is, in the events) report entries dropped early; none in unit tests. */
   constructor(
-    options: Required<L1Options>,
+    // How long a fill may take is the tracked connection's business (PendingFills), not the cache's.
+    options: Omit<Required<L1Options>, 'fillTimeoutMs'>,
     clock: Clock,
     counters: AgentCounters,
     events?: AgentEvents,

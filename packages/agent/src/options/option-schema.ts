@@ -17,7 +17,13 @@ const withMethods = (methods: readonly string[], message: string) =>
     message,
   )
 
-const l1Schema = z.strictObject({ maxEntries: count, ttlFraction: count, maxTtlMs: count, maxBytes: count })
+const l1Schema = z.strictObject({
+  maxEntries: count,
+  ttlFraction: count,
+  maxTtlMs: count,
+  maxBytes: count,
+  fillTimeoutMs: count,
+})
 
 const stampedeSchema = z.strictObject({ leaseMs: count, maxLeaseMs: count, pollMs: count, maxWaitMs: count })
 

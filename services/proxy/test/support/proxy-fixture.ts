@@ -1,27 +1,14 @@
 import { once } from 'node:events'
 import { connect, type Socket } from 'node:net'
 import { publishRegistry } from '@heatsink/agent/testing'
-import { ensureRedis, freePort, type RunningService } from '@heatsink/devservices'
 import { createNames } from '@heatsink/protocol'
 import { testNamespace } from '@heatsink/test'
 import { Redis } from 'ioredis'
-import { afterAll, afterEach, beforeAll } from 'vitest'
+import { afterEach } from 'vitest'
 import { createProxy, type ProxyOptions, type RespProxy } from '../../src/index.js'
 
 /** A private redis-server for this file (tests flush, pause and count commands on it), stopped after the file. */
-export function usePrivateRedis(): () => RunningService {
-  let service: RunningService | undefined
-  beforeAll(async () => {
-    service = await ensureRedis({ url: `redis://127.0.0.1:${await freePort()}` })
-  }, 60_000)
-  afterAll(async () => {
-    await service?.stop()
-  })
-  return () => {
-    if (service === undefined) throw new Error('the private redis-server is not started yet')
-    return service
-  }
-}
+export { usePrivateRedis } from '@heatsink/test'
 
 /** A running proxy and how to reach it. */
 export interface RunningProxy {
