@@ -1,13 +1,14 @@
 import { fillChannel } from '@heatsink/stampede'
-import { type Cluster, Redis } from 'ioredis'
+import { type Cluster, Redis, type RedisOptions } from 'ioredis'
 import { Agent } from './agent.js'
 import { assertRedisClient, isClusterClient } from './client-shape.js'
 import { ClusterTracking } from './cluster-tracking.js'
-import { OwnedConnections, roleOptions } from './connections.js'
+import { type ConnectionRole, OwnedConnections, roleOptions } from './connections.js'
 import { ControlChannels } from './control-channels.js'
 import { DatabaseMarker } from './database-marker.js'
 import { InvalidAgentOptionError } from './errors.js'
 import { type AgentOptions, type ResolvedOptions, resolveOptions } from './options.js'
+import { followPrimary } from './sentinel-options.js'
 import { type MessageHandler, Subscriber } from './subscriber.js'
 import {
   type InvalidationChannels,
@@ -77,7 +78,7 @@ function openControl(
 
 function openReportConnection(on: Redis | Cluster, options: ResolvedOptions): Redis | Cluster {
   const own = roleOptions('report', options.agentId, { commandTimeout: options.reportTimeoutMs })
-  if (!isClusterClient(on)) return on.duplicate(own)
+  if (!isClusterClient(on)) return on.duplicate({ ...own, ...followPrimary(on.options) })
   return on.duplicate([], {
     enableOfflineQueue: false,
     lazyConnect: false,
@@ -102,7 +103,7 @@ function openChannels(
     ? new ClusterTracking(data, { channels: onData, onMessage, connections, agentId, log })
     : openStandaloneTracking(data, onData, options, connections, onMessage)
   if (control === undefined) return tracking
-  const sub = connections.add(control.duplicate(roleOptions('sub', agentId)), 'control-sub')
+  const sub = connections.add(control.duplicate(ownRole('sub', control, agentId)), 'control-sub')
   return new ControlChannels(tracking, new Subscriber(sub, channels, onMessage, log))
 }
 
@@ -114,8 +115,8 @@ function openStandaloneTracking(
   onMessage: MessageHandler,
 ): StandaloneTracking {
   const { names, agentId, log } = options
-  const sub = connections.add(data.duplicate(roleOptions('sub', agentId)), 'sub')
-  const track = connections.add(data.duplicate(roleOptions('track', agentId)), 'track')
+  const sub = connections.add(data.duplicate(ownRole('sub', data, agentId)), 'sub')
+  const track = connections.add(data.duplicate(ownRole('track', data, agentId)), 'track')
   const subscriber = new Subscriber(sub, [TRACKING_CHANNEL, ...channels], onMessage, log)
   // A database SWAPDB replaced is handled as Redis's own flush notification (a null invalidation).
   const swapped = () => {
@@ -124,4 +125,9 @@ function openStandaloneTracking(
   }
   const marker = new DatabaseMarker(names.databaseMarkerKey, options.clock, swapped, log)
   return new StandaloneTracking(subscriber, new TrackedConnection(track, subscriber, log, marker))
+}
+
+// The agent's own connections on a Sentinel deployment follow its primary, whatever the client they copy reads.
+function ownRole(role: ConnectionRole, copied: Redis, agentId: string): Partial<RedisOptions> {
+  return { ...roleOptions(role, agentId), ...followPrimary(copied.options) }
 }
