@@ -7,14 +7,16 @@ export function usesSentinel(options: object): boolean {
 }
 
 /**
- * What the agent's own connections add to a Sentinel client's options so that they follow the primary.
+ * What the agent's own connections change in a Sentinel client's options: `role: 'master'`, so that L1 is
+ * filled and tracked on the primary whatever role the application's client reads from (a replica's tracking
+ * would vouch for a copy that lags, and only the primary has every write).
  *
- * - `role: 'master'`: L1 is filled and tracked on the primary, whatever role the application's client reads
- *   from: a replica's tracking would vouch for a copy that lags, and only the primary has every write.
- * - `failoverDetector: true`: on `+switch-master` ioredis drops the connection and asks Sentinel again. Without
- *   it a connection stays on a demoted primary until Sentinel's CLIENT KILL reaches it, after clients that
- *   follow the switch have already read and written the new primary.
+ * `failoverDetector` is left as the application set it, on purpose: the agent must be on the server the
+ * application's client writes to. With it, both move on `+switch-master`; without it, both stay on the old
+ * primary, which Sentinel leaves writable for about 8 s after a SENTINEL FAILOVER, until it reconfigures it
+ * and kills its clients. An agent that moved alone would fill L1 from a primary the application's writes do
+ * not reach, and serve values older than the application reads (measured: test/faults/sentinel-failover).
  */
 export function followPrimary(options: object): Partial<RedisOptions> {
-  return usesSentinel(options) ? { role: 'master', failoverDetector: true } : {}
+  return usesSentinel(options) ? { role: 'master' } : {}
 }
