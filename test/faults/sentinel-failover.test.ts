@@ -2,7 +2,12 @@ import { Redis } from '@heatsink/agent'
 import { type RedisSentinel, startRedisSentinel } from '@heatsink/devservices'
 import { Redis as PlainRedis, type RedisOptions } from 'ioredis'
 import { afterEach, describe, expect, it } from 'vitest'
-import { failoverUnderTraffic, type ScenarioClients, STALE_BOUND_MS } from './support/failover-scenario.js'
+import {
+  failoverUnderTraffic,
+  type ScenarioClients,
+  STALE_BOUND_MS,
+  scenarioClients,
+} from './support/failover-scenario.js'
 
 let deployment: RedisSentinel | undefined
 afterEach(async () => {
@@ -17,18 +22,7 @@ function clientsOn(sentinel: RedisSentinel, extra: RedisOptions = {}) {
     const writer = new PlainRedis(options)
     const plain = new PlainRedis(options)
     const heatsink = new Redis({ ...options, heatsink: { namespace } })
-    const all = [writer, plain, heatsink]
-    for (const client of all) client.on('error', () => {})
-    return {
-      key,
-      writer,
-      plain,
-      heatsink,
-      admin: writer,
-      close: async () => {
-        await Promise.all(all.map((client) => client.quit().catch(() => client.disconnect())))
-      },
-    }
+    return scenarioClients(key, writer, plain, heatsink)
   }
 }
 

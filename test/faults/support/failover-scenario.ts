@@ -12,6 +12,27 @@ export interface ScenarioClients extends TrafficClients {
   readonly close: () => Promise<void>
 }
 
+/** The scenario's clients, the writer also writing the registry; their errors are counted, not printed. */
+export function scenarioClients(
+  key: string,
+  writer: Redis | Cluster,
+  plain: Redis | Cluster,
+  heatsink: TrafficClients['heatsink'] & (Redis | Cluster),
+): ScenarioClients {
+  const all = [writer, plain, heatsink]
+  for (const client of all) client.on('error', () => {})
+  return {
+    key,
+    writer,
+    plain,
+    heatsink,
+    admin: writer,
+    close: async () => {
+      await Promise.all(all.map((client) => client.quit().catch(() => client.disconnect())))
+    },
+  }
+}
+
 /**
  * How long after a value was read by the plain reader an L1 read may still return an older one: one delivery
  * of the tracking message, bounded at 50 ms as services/proxy/test/stale-window.test.ts bounds it.
