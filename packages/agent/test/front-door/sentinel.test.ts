@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { createNames } from '@heatsink/protocol'
 import { Redis as PlainRedis, type RedisOptions } from 'ioredis'
 import { afterEach, describe, expect, it } from 'vitest'
-import { Redis } from '../../src/index.js'
+import { createAgent, Redis } from '../../src/index.js'
 import { publishRegistry } from '../../src/testing.js'
 import { waitFor } from '../support/helpers.js'
 import { useRedisSentinel } from '../support/sentinel.js'
@@ -121,5 +121,23 @@ describe('the drop-in on a Sentinel deployment', () => {
     // The primary's tracking invalidates at once; the replica's copy is only as fresh as replication.
     await waitFor(async () => (await reader.get(key)) === 'v2', 'the new value')
     expect(await readFromL1(reader, key)).toBe('v2')
+  })
+  it("createAgent on an application's replica-role Sentinel client opens its own connections on the primary", async () => {
+    const agentId = `wrapped-${randomBytes(4).toString('hex')}`
+    const client = plain({ sentinels: deployment().sentinels, name: 'mymaster', role: 'slave' })
+    const agent = createAgent({ redis: client, namespace: `sentinel-${agentId}`, agentId })
+    try {
+      await agent.ready()
+      const primary = await deployment().primary()
+      const admin = plain({ ...primary })
+      const names = ((await admin.client('LIST')) as string).match(
+        new RegExp(`name=heatsink:\\w+:${agentId}`, 'g'),
+      )
+      expect(names?.sort()).toEqual(
+        ['report', 'sub', 'track'].map((role) => `name=heatsink:${role}:${agentId}`),
+      )
+    } finally {
+      await agent.close()
+    }
   })
 })
