@@ -7,7 +7,8 @@ export function usesSentinel(options: object): boolean {
 }
 
 /**
- * What the agent's own connections change in a Sentinel client's options: `role: 'master'`, so that L1 is
+ * What the agent's own connections change in a Sentinel client's options: a quicker retry (below), and
+ * `role: 'master'`, so that L1 is
  * filled and tracked on the primary whatever role the application's client reads from (a replica's tracking
  * would vouch for a copy that lags, and only the primary has every write).
  *
@@ -18,5 +19,11 @@ export function usesSentinel(options: object): boolean {
  * not reach, and serve values older than the application reads (measured: test/faults/sentinel-failover).
  */
 export function followPrimary(options: object): Partial<RedisOptions> {
-  return usesSentinel(options) ? { role: 'master' } : {}
+  return usesSentinel(options) ? { role: 'master', retryStrategy: askSentinelAgain } : {}
 }
+
+// A crashed primary is replaced within seconds, and until a connection asks Sentinel again after that, L1 stays
+// off: retrying every 250 ms at most (not the 2 s other connections back off to) brings L1 back within about half
+// a second of the switch (measured: test/faults/sentinel-failover), for four sentinel queries a second per
+// connection while no primary answers.
+const askSentinelAgain = (attempt: number): number => Math.min(attempt * 50, 250)
