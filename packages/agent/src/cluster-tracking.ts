@@ -46,6 +46,7 @@ export class ClusterTracking implements InvalidationChannels {
   #masters = new Map<string, Master>()
   #fingerprint = ''
   #build = 0
+  #refreshing: NodeJS.Timeout | undefined
   #closed = false
 
   constructor(cluster: Cluster, options: ClusterTrackingOptions) {
@@ -88,6 +89,7 @@ export class ClusterTracking implements InvalidationChannels {
   async close(): Promise<void> {
     for (const event of TOPOLOGY_EVENTS) this.#cluster.off(event, this.#check)
     this.#closed = true
+    this.#refreshWhileDown(false)
     this.#build++
     this.state.set(false)
     const masters = [...this.#masters.values()]
@@ -163,6 +165,19 @@ export class ClusterTracking implements InvalidationChannels {
     let up = this.#masters.size > 0
     for (const master of this.#masters.values()) up &&= master.tracked.state.up
     this.state.set(up)
+    this.#refreshWhileDown(!up && this.#masters.size > 0)
+  }
+
+  // A master that crashed sends no event when its replica takes over, and the agent's own cluster may have no
+  // traffic on its slots to be told MOVED (L1 does not fill while down): while a master's channels are down the
+  // slot map is read again every 100 ms, so that the new master's connections are built once the map names it.
+  #refreshWhileDown(down: boolean): void {
+    if (down && !this.#closed) {
+      this.#refreshing ??= setInterval(() => this.#cluster.refreshSlotsCache(), 100).unref()
+      return
+    }
+    clearInterval(this.#refreshing)
+    this.#refreshing = undefined
   }
 }
 

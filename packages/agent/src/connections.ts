@@ -11,8 +11,15 @@ const retryStrategy = (attempt: number): number => Math.min(attempt * 100, 2000)
 const ROLE_OPTIONS: Record<ConnectionRole, Partial<RedisOptions>> = {
   // CLIENT ID must be read before every SUBSCRIBE, so the agent resubscribes itself.
   sub: { lazyConnect: true, autoResubscribe: false, enableOfflineQueue: true },
-  // A fill that cannot go now falls back to the data connection; nothing queues behind a dead socket.
-  track: { lazyConnect: true, enableOfflineQueue: false, autoResendUnfulfilledCommands: false },
+  // A fill that cannot go now falls back to the data connection; nothing queues behind a dead socket. A fill in
+  // flight when the connection drops is failed at once (maxRetriesPerRequest 0): without it ioredis forgets the
+  // unsent reply on reconnect and only rejects it after 20 reconnects, and every read waiting on it waits too.
+  track: {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    autoResendUnfulfilledCommands: false,
+    maxRetriesPerRequest: 0,
+  },
   // A report that cannot go at once is dropped and counted, never queued.
   report: { lazyConnect: false, enableOfflineQueue: false, maxRetriesPerRequest: 0 },
   // The control Redis given as a URL: registry and tuning reads, invalidation and fill announcements.

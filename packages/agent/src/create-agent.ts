@@ -1,14 +1,15 @@
 import { fillChannel } from '@heatsink/stampede'
-import { type Cluster, Redis } from 'ioredis'
+import { type Cluster, Redis, type RedisOptions } from 'ioredis'
 import { Agent } from './agent.js'
 import { assertRedisClient, isClusterClient } from './client-shape.js'
 import { ClusterTracking } from './cluster-tracking.js'
-import { OwnedConnections, roleOptions } from './connections.js'
+import { type ConnectionRole, OwnedConnections, roleOptions } from './connections.js'
 import { ControlChannels } from './control-channels.js'
 import { DatabaseMarker } from './database-marker.js'
 import { InvalidAgentOptionError } from './errors.js'
 import { type AgentOptions, type ResolvedOptions, resolveOptions } from './options.js'
 import { PendingFills } from './pending-fills.js'
+import { followPrimary } from './sentinel-options.js'
 import { type MessageHandler, Subscriber } from './subscriber.js'
 import {
   type InvalidationChannels,
@@ -78,7 +79,7 @@ function openControl(
 
 function openReportConnection(on: Redis | Cluster, options: ResolvedOptions): Redis | Cluster {
   const own = roleOptions('report', options.agentId, { commandTimeout: options.reportTimeoutMs })
-  if (!isClusterClient(on)) return on.duplicate(own)
+  if (!isClusterClient(on)) return on.duplicate({ ...own, ...followPrimary(on.options) })
   return on.duplicate([], {
     enableOfflineQueue: false,
     lazyConnect: false,
@@ -110,7 +111,7 @@ function openChannels(
       })
     : openStandaloneTracking(data, onData, options, connections, onMessage)
   if (control === undefined) return tracking
-  const sub = connections.add(control.duplicate(roleOptions('sub', agentId)), 'control-sub')
+  const sub = connections.add(control.duplicate(ownRole('sub', control, agentId)), 'control-sub')
   return new ControlChannels(tracking, new Subscriber(sub, channels, onMessage, log))
 }
 
@@ -122,8 +123,8 @@ function openStandaloneTracking(
   onMessage: MessageHandler,
 ): StandaloneTracking {
   const { names, agentId, log } = options
-  const sub = connections.add(data.duplicate(roleOptions('sub', agentId)), 'sub')
-  const track = connections.add(data.duplicate(roleOptions('track', agentId)), 'track')
+  const sub = connections.add(data.duplicate(ownRole('sub', data, agentId)), 'sub')
+  const track = connections.add(data.duplicate(ownRole('track', data, agentId)), 'track')
   const subscriber = new Subscriber(sub, [TRACKING_CHANNEL, ...channels], onMessage, log)
   // A database SWAPDB replaced is handled as Redis's own flush notification (a null invalidation).
   const swapped = () => {
@@ -133,4 +134,9 @@ function openStandaloneTracking(
   const marker = new DatabaseMarker(names.databaseMarkerKey, options.clock, swapped, log)
   const fills = new PendingFills(options.clock, options.l1.fillTimeoutMs)
   return new StandaloneTracking(subscriber, new TrackedConnection(track, subscriber, fills, log, marker))
+}
+
+// The agent's own connections on a Sentinel deployment follow its primary, whatever the client they copy reads.
+function ownRole(role: ConnectionRole, copied: Redis, agentId: string): Partial<RedisOptions> {
+  return { ...roleOptions(role, agentId), ...followPrimary(copied.options) }
 }

@@ -17,6 +17,7 @@ export class Subscriber {
   readonly #channels: readonly string[]
   readonly #log: AgentLogger
   #id: number | undefined
+  #server: string | undefined
   // Increases on every connect and close, so that setup for a connection that is already gone stops.
   #attempt = 0
   #closed = false
@@ -38,6 +39,11 @@ export class Subscriber {
     return this.state.up ? this.#id : undefined
   }
 
+  /** The run_id of the server this connection is subscribed on, while subscribed. */
+  get server(): string | undefined {
+    return this.state.up ? this.#server : undefined
+  }
+
   start(): void {
     if (this.#connection.status === 'wait') this.#connection.connect().catch(() => {})
   }
@@ -57,11 +63,12 @@ export class Subscriber {
   async #subscribe(): Promise<void> {
     const attempt = ++this.#attempt
     try {
-      const id = await this.#connection.client('ID')
+      const [id, server] = await Promise.all([this.#connection.client('ID'), serverRunId(this.#connection)])
       if (attempt !== this.#attempt) return
       await this.#connection.subscribe(...this.#channels)
       if (attempt !== this.#attempt) return
       this.#id = id
+      this.#server = server
       this.state.set(true)
       this.#log.debug({ id, channels: this.#channels }, 'subscribed')
     } catch (error) {
@@ -75,6 +82,7 @@ export class Subscriber {
   #lost(): void {
     this.#attempt++
     this.#id = undefined
+    this.#server = undefined
     if (this.state.up) this.#log.info({ channels: this.#channels }, 'subscriber connection lost')
     this.state.set(false)
   }
@@ -88,4 +96,16 @@ export class Subscriber {
  */
 export function onServerClose(connection: Redis, lost: () => void): void {
   connection.on('connect', () => connection.stream.once('end', lost))
+}
+
+/**
+ * The run_id of the server `connection` is on. Client ids are only unique per server: a tracking connection
+ * and its subscriber that Sentinel sent to different servers during a failover (each asked a sentinel at another
+ * moment) must not pair up, or invalidations would go to whatever client has that id on the tracking server.
+ */
+export async function serverRunId(connection: Redis): Promise<string> {
+  const info = await connection.info('server')
+  const runId = /^run_id:(\w+)/m.exec(info)?.[1]
+  if (runId === undefined) throw new Error('INFO server gave no run_id')
+  return runId
 }

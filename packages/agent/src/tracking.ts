@@ -5,7 +5,7 @@ import type { DatabaseMarker } from './database-marker.js'
 import type { Fill } from './l1-cache.js'
 import type { AgentLogger } from './options.js'
 import type { PendingFills } from './pending-fills.js'
-import { onServerClose, type Subscriber } from './subscriber.js'
+import { onServerClose, type Subscriber, serverRunId } from './subscriber.js'
 
 /** The channel Redis publishes tracking invalidations on when they are redirected to a RESP2 connection. */
 export const TRACKING_CHANNEL = '__redis__:invalidate'
@@ -119,6 +119,9 @@ export class TrackedConnection {
     const id = this.#subscriber.id
     if (id === undefined || this.#connection.status !== 'ready') return
     try {
+      if ((await serverRunId(this.#connection)) !== this.#subscriber.server) {
+        throw new Error('tracking connection and subscriber are on different servers')
+      }
       // OFF first: the connection may still track towards a previous subscriber.
       await this.#connection.call('CLIENT', 'TRACKING', 'OFF')
       await this.#connection.call('CLIENT', 'TRACKING', 'ON', 'REDIRECT', String(id))

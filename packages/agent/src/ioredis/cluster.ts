@@ -2,6 +2,7 @@ import { keepSocketErrorsHandled } from '@heatsink/protocol'
 import { type ClusterNode, type ClusterOptions, type Command, Cluster as IOCluster } from 'ioredis'
 import type { Agent } from '../agent.js'
 import { carryRoute, type RoutableCommand } from './carry-route.js'
+import { clusterDeployment } from './deployment-key.js'
 import { FRONT_DOOR, FrontDoor, installFastReads } from './front-door.js'
 import type { HeatsinkHandle } from './heatsink-handle.js'
 import {
@@ -27,15 +28,12 @@ export class Cluster extends IOCluster {
     super(startupNodes, options)
     keepSocketErrorsHandled(this)
     const heatsink = (this.options as HeatsinkClusterOptions).heatsink
-    const nodes = startupNodes.map((node) =>
-      typeof node === 'object' ? `${node.host}:${node.port}` : String(node),
-    )
     let agent: Agent | undefined
     try {
       agent =
         heatsink === false
           ? undefined
-          : attachAgent(this, `cluster:${nodes.sort().join(',')}`, heatsink ?? {}, () => {
+          : attachAgent(this, clusterDeployment(startupNodes), heatsink ?? {}, () => {
               return keepSocketErrorsHandled(
                 new IOCluster(startupNodes, {
                   ...ownConnectionOptions(this.options),

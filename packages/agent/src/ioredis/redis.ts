@@ -1,7 +1,9 @@
 import { keepSocketErrorsHandled } from '@heatsink/protocol'
 import { type Command, Redis as IORedis, type RedisOptions } from 'ioredis'
 import type { Agent } from '../agent.js'
+import { followPrimary } from '../sentinel-options.js'
 import { carryRoute, type RoutableCommand } from './carry-route.js'
+import { redisDeployment } from './deployment-key.js'
 import { FRONT_DOOR, FrontDoor, installFastReads } from './front-door.js'
 import type { HeatsinkHandle } from './heatsink-handle.js'
 import {
@@ -29,16 +31,16 @@ export class Redis extends IORedis {
     const options = this.options as HeatsinkRedisOptions
     const heatsink = options.heatsink
     const db = options.db ?? 0
-    const where = options.path ?? `${options.host ?? 'localhost'}:${options.port ?? 6379}`
     let agent: Agent | undefined
     try {
       agent =
         heatsink === false
           ? undefined
-          : attachAgent(this, `${where}/${db}/${options.username ?? ''}`, heatsink ?? {}, () => {
+          : attachAgent(this, redisDeployment(options), heatsink ?? {}, () => {
               return keepSocketErrorsHandled(
                 new IORedis({
                   ...ownConnectionOptions(options),
+                  ...followPrimary(options),
                   lazyConnect: false,
                   connectionName: dataConnectionName(heatsink),
                 }),
