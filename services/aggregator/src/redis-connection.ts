@@ -1,5 +1,6 @@
 import { isSentinelUrl, keepSocketErrorsHandled, parseSentinelUrl } from '@heatsink/protocol'
 import { Redis, type RedisOptions } from 'ioredis'
+import { FollowingRedis } from './following-redis.js'
 
 /** Where the aggregator's Redis is: a redis:// URL, or a redis+sentinel:// one and Sentinel's own password. */
 export interface ControlRedisAddress {
@@ -9,8 +10,8 @@ export interface ControlRedisAddress {
 
 /**
  * The aggregator's command connection (lazy; duplicate() it for blocking reads). With a Sentinel URL it follows the
- * primary: ioredis asks the sentinels for it on every (re)connect, checks with INFO that the server it reached is a
- * primary, and `failoverDetector` drops the connection on `+switch-master`, so a switch costs one reconnect rather
+ * primary: ioredis asks the sentinels for it on every (re)connect and checks with INFO that the server it reached is
+ * a primary, and drops the connection on `+switch-master` (FollowingRedis), so a switch costs one reconnect rather
  * than waiting for Sentinel to kill the demoted primary's clients. A READONLY reply (a primary demoted under us)
  * reconnects too and resends the command: Redis refused it, so nothing ran twice.
  */
@@ -20,11 +21,8 @@ export function createControlRedis(address: ControlRedisAddress, options: RedisO
     sentinelPassword: address.sentinelPassword ?? undefined,
   })
   return keepSocketErrorsHandled(
-    new Redis({
+    new FollowingRedis({
       ...sentinel,
-      failoverDetector: true,
-      // Three sentinels' +switch-master is enough to hear a failover; ioredis' default opens ten per connection.
-      sentinelMaxConnections: 3,
       reconnectOnError: (error) => (error.message.startsWith('READONLY') ? 2 : false),
       ...options,
     }),
