@@ -214,13 +214,14 @@ export class RespProxy {
 
 /** Creates a proxy and starts listening; resolves once it accepts connections (the agent gets ready alongside). */
 export async function createProxy(options: ProxyOptions): Promise<{ proxy: RespProxy; port: number }> {
+  // A Sentinel backend's pool needs the primary's address before any client connects.
+  const sentinel = isSentinelUrl(options.backend) ? await SentinelBackend.start(options) : undefined
   // The agent takes a Cluster's masters from its slot table when it is made: the table must be loaded first,
   // or the agent tracks (and fills L1 from) the seed node alone.
   const cluster =
     options.cluster === true
       ? await connectedCluster(parseBackendUrl(options.backend, options.backendTls))
       : undefined
-  const sentinel = isSentinelUrl(options.backend) ? await SentinelBackend.start(options) : undefined
   let proxy: RespProxy
   try {
     proxy = new RespProxy(options, { cluster, sentinel })
