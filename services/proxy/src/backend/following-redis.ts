@@ -14,6 +14,9 @@ export class FollowingRedis extends Redis {
 
   constructor(options: RedisOptions) {
     super({ ...options, failoverDetector: true, sentinelMaxConnections: 3 })
+    // Mid-failover every reconnect fails (the dead primary, sentinels not yet agreed): the owner sees that in its
+    // commands' results; an unlistened 'error' would only print each attempt to stderr.
+    this.on('error', () => {})
     this.on('end', () => {
       if (this.#endedByOwner) return
       setTimeout(() => {

@@ -124,10 +124,6 @@ function sentinelOptions(url: string, options: Omit<SentinelBackendOptions, 'bac
   } as SentinelUrlOptions
 }
 
-// Its errors (a dead primary refusing connections mid-failover) are the agent's own connections' too, which log
-// them; unlistened, ioredis would print each one to stderr.
 function followingClient(options: SentinelUrlOptions): Redis {
-  const client = keepSocketErrorsHandled(new FollowingRedis({ ...options }))
-  client.on('error', () => {})
-  return client
+  return keepSocketErrorsHandled(new FollowingRedis({ ...options }))
 }
