@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { createNames } from './names.js'
+import { redisUrlProblem } from './redis-url.js'
 import { registryKeyProblem } from './registry-mac.js'
 
 /**
@@ -59,6 +60,12 @@ export const envNamespace = envMatching(
 /** HEATSINK_REGISTRY_KEY: the key registry messages are signed with; the message never echoes it. */
 export const envRegistryKey = envText.superRefine((raw, ctx) => {
   const problem = raw === undefined ? undefined : registryKeyProblem(raw)
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem })
+})
+
+/** REDIS_URL and the like: one server's URL or the Sentinel form; the message never echoes a password. */
+export const envRedisUrl = envText.superRefine((raw, ctx) => {
+  const problem = raw === undefined ? undefined : redisUrlProblem(raw)
   if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem })
 })
 

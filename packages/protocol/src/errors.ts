@@ -1,3 +1,5 @@
+import { redactUrl } from './redis-url.js'
+
 /** Base of every error this package throws, so callers can catch the wire's failures as one family. */
 export abstract class ProtocolError extends Error {
   abstract readonly code: string
@@ -43,5 +45,17 @@ export class InvalidNamespaceError extends ProtocolError {
       `invalid namespace ${JSON.stringify(namespace)}: expected 1 to 64 characters of A-Z, a-z, 0-9, '_', '.', ':' or '-'`,
     )
     this.namespace = namespace
+  }
+}
+
+/** A Redis URL a service cannot use; `part` names what is wrong (scheme, sentinels, master name, db, query...). */
+export class InvalidRedisUrlError extends ProtocolError {
+  override readonly name = 'InvalidRedisUrlError'
+  override readonly code = 'E_INVALID_REDIS_URL'
+  readonly part: string
+
+  constructor(url: string, part: string, problem: string) {
+    super(`invalid Redis URL '${redactUrl(url)}': ${part}: ${problem}`)
+    this.part = part
   }
 }

@@ -26,12 +26,14 @@ export {
   envNumber,
   envPort,
   envPositiveInteger,
+  envRedisUrl,
   envRegistryKey,
   envText,
   LOG_LEVELS,
 } from './environment.js'
 export {
   InvalidNamespaceError,
+  InvalidRedisUrlError,
   MalformedMessageError,
   ProtocolError,
   WireVersionMismatchError,
@@ -57,6 +59,14 @@ export {
   type HeatsinkNames,
   MAX_REPORT_SHARDS,
 } from './names.js'
+export {
+  isSentinelUrl,
+  parseSentinelUrl,
+  redactUrl,
+  redisUrlProblem,
+  type SentinelUrlEnvironment,
+  type SentinelUrlOptions,
+} from './redis-url.js'
 export {
   DemoteEvent,
   PromoteEvent,

@@ -1,5 +1,5 @@
-import { createNames, type HeatsinkNames, keepSocketErrorsHandled } from '@heatsink/protocol'
-import { Redis } from 'ioredis'
+import { createNames, type HeatsinkNames } from '@heatsink/protocol'
+import type { Redis } from 'ioredis'
 import { type Logger, pino } from 'pino'
 import { type Clock, systemClock } from './clock.js'
 import { type Component, Components, together } from './component.js'
@@ -14,6 +14,7 @@ import type { ReadinessProbe } from './http/ops-routes.js'
 import { LiveFeed } from './live/live-feed.js'
 import { LiveStateReader } from './live/live-state-reader.js'
 import { createMetrics, type Metrics } from './metrics.js'
+import { checkPrimary, createControlRedis } from './redis-connection.js'
 import { EventLog } from './registry/event-log.js'
 import { RegistryPublisher } from './registry/registry-publisher.js'
 import { RegistryService } from './registry/registry-service.js'
@@ -88,14 +89,12 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
     (config.databaseUrl === null
       ? createPgliteDatabase(config.dataDir)
       : createPgDatabase(config.databaseUrl, { ...options.database, log }))
-  const redis = keepSocketErrorsHandled(
-    new Redis(config.redisUrl, {
-      lazyConnect: true,
-      // Fail a command after a couple of reconnect attempts rather than hold an API request for a long outage.
-      maxRetriesPerRequest: 2,
-      connectionName: `heatsink-aggregator:${config.replicaId}`,
-    }),
-  )
+  const redis = createControlRedis(config, {
+    lazyConnect: true,
+    // Fail a command after a couple of reconnect attempts rather than hold an API request for a long outage.
+    maxRetriesPerRequest: 2,
+    connectionName: `heatsink-aggregator:${config.replicaId}`,
+  })
 
   const publisher = new RegistryPublisher(db, {
     redis,
@@ -114,7 +113,7 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
     log,
   )
   const probes: ReadinessProbe[] = [
-    { name: 'redis', check: async () => void (await redis.ping()) },
+    { name: 'redis', check: () => checkPrimary(redis) },
     { name: 'postgres', check: async () => void (await db.query('SELECT 1')) },
     {
       name: 'migrations',

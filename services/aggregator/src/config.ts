@@ -9,6 +9,7 @@ import {
   envNumber,
   envPort,
   envPositiveInteger,
+  envRedisUrl,
   envRegistryKey,
   envText,
 } from '@heatsink/protocol'
@@ -37,10 +38,9 @@ const apiToken = envText.superRefine((raw, ctx) => {
 const Environment = z.object({
   PORT: envPort,
   HOST: envText,
-  REDIS_URL: envMatching('a redis:// or rediss:// URL', (raw) => /^rediss?:\/\//.test(raw)),
-  HEATSINK_CONTROL_REDIS_URL: envMatching('a redis:// or rediss:// URL', (raw) =>
-    /^rediss?:\/\/[^/]/.test(raw),
-  ),
+  REDIS_URL: envRedisUrl,
+  HEATSINK_CONTROL_REDIS_URL: envRedisUrl,
+  HEATSINK_SENTINEL_PASSWORD: envText,
   DATABASE_URL: envMatching('a postgres:// or postgresql:// URL', (raw) => /^postgres(ql)?:\/\//.test(raw)),
   HEATSINK_DATA_DIR: envText,
   HEATSINK_NAMESPACE: envNamespace,
@@ -93,6 +93,8 @@ function configSchema(cwd: string) {
       // The aggregator touches only Heatsink's own state (report streams, counters, registry snapshot, channels),
       // so with a control Redis that is the one it uses; agents and proxies are given the same URL.
       redisUrl: env.HEATSINK_CONTROL_REDIS_URL ?? env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      /** Sentinel's own password for a redis+sentinel:// URL without `sentinelPassword`; never logged. */
+      sentinelPassword: env.HEATSINK_SENTINEL_PASSWORD ?? null,
       /** null: run on the embedded PGlite in dataDir. */
       databaseUrl: env.DATABASE_URL ?? null,
       dataDir: resolve(cwd, env.HEATSINK_DATA_DIR ?? '.heatsink/pglite'),

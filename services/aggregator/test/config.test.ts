@@ -20,6 +20,7 @@ describe('loadConfig', () => {
       host: '127.0.0.1',
       ignoredHost: null,
       redisUrl: 'redis://127.0.0.1:6379',
+      sentinelPassword: null,
       databaseUrl: null,
       dataDir: '/srv/app/.heatsink/pglite',
       namespace: 'heatsink',
@@ -167,7 +168,21 @@ describe('loadConfig', () => {
     )
     expect(loadConfig({ HEATSINK_CONTROL_REDIS_URL: 'redis://heatsink' }).redisUrl).toBe('redis://heatsink')
     expect(problems({ HEATSINK_CONTROL_REDIS_URL: 'heatsink:6379' })).toEqual([
-      "HEATSINK_CONTROL_REDIS_URL: expected a redis:// or rediss:// URL, got 'heatsink:6379'",
+      "HEATSINK_CONTROL_REDIS_URL: expected a redis://, rediss://, redis+sentinel:// or rediss+sentinel:// URL, got 'heatsink:6379'",
+    ])
+  })
+
+  it("takes a redis+sentinel:// URL and Sentinel's password, and names the wrong part of one without its password", () => {
+    const config = loadConfig({
+      REDIS_URL: 'redis+sentinel://s1:26379,s2:26379/mymaster/2',
+      HEATSINK_SENTINEL_PASSWORD: 'watchword',
+    })
+    expect(config).toMatchObject({
+      redisUrl: 'redis+sentinel://s1:26379,s2:26379/mymaster/2',
+      sentinelPassword: 'watchword',
+    })
+    expect(problems({ REDIS_URL: 'redis+sentinel://app:hunter2@s1:26379' })).toEqual([
+      "REDIS_URL: invalid Redis URL 'redis+sentinel://app:***@s1:26379': master name: missing: expected /<master-name> after the sentinels",
     ])
   })
 
@@ -186,7 +201,7 @@ describe('loadConfig', () => {
       }),
     ).toEqual([
       "PORT: expected an integer port from 0 to 65535, got '70000'",
-      "REDIS_URL: expected a redis:// or rediss:// URL, got 'localhost:6379'",
+      "REDIS_URL: expected a redis://, rediss://, redis+sentinel:// or rediss+sentinel:// URL, got 'localhost:6379'",
       "DATABASE_URL: expected a postgres:// or postgresql:// URL, got 'mysql://db'",
       "HEATSINK_NAMESPACE: expected 1 to 64 characters of A-Z, a-z, 0-9, '_', '.', ':' or '-', got 'has{braces}'",
       "HEATSINK_HOT_RPS: expected a positive number, got 'abc'",

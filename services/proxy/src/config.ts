@@ -8,6 +8,7 @@ import {
   envNumber,
   envPort,
   envPositiveInteger,
+  envRedisUrl,
   envRegistryKey,
   envText,
 } from '@heatsink/protocol'
@@ -31,11 +32,10 @@ const users = envText.transform((raw, ctx) => {
   return parsed
 })
 
-const redisUrl = envMatching('a redis:// or rediss:// URL', (raw) => /^rediss?:\/\/[^/]/.test(raw))
-
 const Environment = z.object({
-  REDIS_URL: redisUrl,
-  HEATSINK_CONTROL_REDIS_URL: redisUrl,
+  REDIS_URL: envRedisUrl,
+  HEATSINK_CONTROL_REDIS_URL: envRedisUrl,
+  HEATSINK_SENTINEL_PASSWORD: envText,
   PORT: envPort,
   HOST: envText,
   HEATSINK_PROXY_METRICS_PORT: envPort,
@@ -90,6 +90,8 @@ export function loadProxyConfig(env: Record<string, string | undefined>) {
     backend: e.REDIS_URL ?? 'redis://127.0.0.1:6379',
     /** Heatsink's own Redis (one standalone Redis, also for a Cluster backend); undefined: the backend. */
     control: e.HEATSINK_CONTROL_REDIS_URL,
+    /** Sentinel's own password for a redis+sentinel:// URL without `sentinelPassword`. */
+    sentinelPassword: e.HEATSINK_SENTINEL_PASSWORD,
     port: e.PORT ?? DEFAULT_PROXY_PORT,
     host,
     metricsPort: e.HEATSINK_PROXY_METRICS_PORT ?? 9380,

@@ -120,8 +120,10 @@ export function createMetricsServer(proxy: RespProxy): Server {
     }
     if (request.url === '/healthz') {
       const ready = proxy.ready
+      // A Sentinel backend mid-failover: no primary answers, writes would fail.
+      const status = ready ? 'ok' : proxy.primaryReachable ? 'starting' : 'no-primary'
       response.writeHead(ready ? 200 : 503, { 'content-type': 'application/json' })
-      response.end(JSON.stringify({ status: ready ? 'ok' : 'starting', clients: proxy.clients }))
+      response.end(JSON.stringify({ status, clients: proxy.clients }))
       return
     }
     response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}')

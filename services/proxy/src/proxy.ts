@@ -1,21 +1,30 @@
 import { createServer, type Server, type Socket } from 'node:net'
 import type { ConnectionOptions } from 'node:tls'
 import { type Agent, type AgentOptions, createAgent } from '@heatsink/agent'
-import { DEFAULT_NAMESPACE, keepSocketErrorsHandled } from '@heatsink/protocol'
+import { DEFAULT_NAMESPACE, isSentinelUrl, keepSocketErrorsHandled } from '@heatsink/protocol'
 import { Cluster, Redis } from 'ioredis'
 import { type BackendAddress, parseBackendUrl } from './backend/backend-address.js'
 import { BackendPool } from './backend/backend-pool.js'
+import { SentinelBackend } from './backend/sentinel-backend.js'
 import { ClientSession, type SessionContext } from './client/client-session.js'
 import { ProxyUsers } from './client/proxy-users.js'
 import { ReservedNames } from './client/reserved-names.js'
 import { ClusterBackend } from './cluster/cluster-backend.js'
+import { BackendAddressError } from './errors.js'
+import { L1SwitchHold } from './l1-switch-hold.js'
 import { ProxyStats } from './proxy-stats.js'
 import { adoptReading } from './shared-read-buffer.js'
 
 /** Options of createProxy. */
 export interface ProxyOptions {
-  /** The backend Redis: `redis://[user:password@]host[:port][/db]`, or `rediss://` for TLS. */
+  /**
+   * The backend Redis: `redis://[user:password@]host[:port][/db]`, or `rediss://` for TLS; or a Sentinel-managed
+   * primary, `redis+sentinel://[user:password@]host1:port1,.../<master-name>[/<db>]` (rediss+sentinel:// for TLS),
+   * which the proxy follows through failovers.
+   */
   backend: string
+  /** Sentinel's own password for a redis+sentinel:// backend or control URL that does not give `sentinelPassword`. */
+  sentinelPassword?: string
   /** The backend is a Redis Cluster and `backend` one of its nodes: requests go to the master of their slot. */
   cluster?: boolean
   /** TLS options for a rediss:// backend (CA, client certificate...). */
@@ -63,26 +72,44 @@ export class RespProxy {
   // The control Redis's client when the proxy made it (a rediss:// URL with TLS options), closed with the proxy.
   readonly #controlClient: Redis | undefined
   readonly #cluster: ClusterBackend | undefined
+  readonly #sentinel: SentinelBackend | undefined
+  readonly #hold: L1SwitchHold
   #nextId = 1
   #closing: Promise<void> | undefined
 
-  /** `readyCluster`: the agent's Cluster client, connected (createProxy makes it when `options.cluster`). */
-  constructor(options: ProxyOptions, readyCluster?: Cluster) {
-    const address: BackendAddress = parseBackendUrl(options.backend, options.backendTls)
+  /**
+   * `prepared.cluster`: the agent's Cluster client, connected (createProxy makes it when `options.cluster`);
+   * `prepared.sentinel`: the started follower of a redis+sentinel:// backend's primary.
+   */
+  constructor(options: ProxyOptions, prepared: { cluster?: Cluster; sentinel?: SentinelBackend } = {}) {
+    const sentinel = prepared.sentinel
+    if (isSentinelUrl(options.backend) && sentinel === undefined) {
+      throw new BackendAddressError(
+        'a redis+sentinel:// backend needs createProxy(), which finds the primary first',
+      )
+    }
+    const address: BackendAddress = sentinel?.address ?? parseBackendUrl(options.backend, options.backendTls)
     this.#maxClients = options.maxClients ?? 10_000
     const latency = this.stats.backendLatency
     const onLatency = (seconds: number) => latency.observe(seconds)
-    this.#pool = new BackendPool(address, options.sharedConnections ?? 4, onLatency)
-    // With TLS options or a Cluster the proxy makes the agent's client itself: the agent's Cluster client also keeps
-    // the slot table the proxy routes by.
-    if (options.cluster === true) {
-      const cluster = readyCluster ?? clusterClient(address)
+    this.#pool = new BackendPool(address, options.sharedConnections ?? 4, onLatency, () =>
+      sentinel?.suspect(),
+    )
+    this.#sentinel = sentinel
+    // With TLS options, a Cluster or Sentinel the proxy makes the agent's client itself: the agent's Cluster client
+    // also keeps the slot table the proxy routes by; its Sentinel client follows the primary as the pool does.
+    if (sentinel !== undefined) {
+      this.#agentClient = sentinel.client()
+    } else if (options.cluster === true) {
+      const cluster = prepared.cluster ?? clusterClient(address)
       this.#agentClient = cluster
       this.#cluster = new ClusterBackend(cluster, address, options.sharedConnections ?? 4, onLatency)
     } else if (options.backendTls !== undefined) {
       this.#agentClient = keepSocketErrorsHandled(new Redis(options.backend, { tls: options.backendTls }))
     }
-    if (options.control?.startsWith('rediss:') && options.backendTls !== undefined) {
+    if (options.control !== undefined && isSentinelUrl(options.control)) {
+      this.#controlClient = SentinelBackend.clientFor(options.control, options)
+    } else if (options.control?.startsWith('rediss:') && options.backendTls !== undefined) {
       this.#controlClient = keepSocketErrorsHandled(new Redis(options.control, { tls: options.backendTls }))
     }
     this.agent = createAgent({
@@ -90,6 +117,12 @@ export class RespProxy {
       redis: this.#agentClient ?? options.backend,
       control: this.#controlClient ?? options.control,
     }) as Agent
+    const hold = new L1SwitchHold(this.agent)
+    this.#hold = hold
+    sentinel?.follow((primary, nodeOptions) => {
+      hold.hold(nodeOptions)
+      this.#pool.moveTo(primary)
+    })
     this.#context = {
       agent: this.agent,
       pool: this.#pool,
@@ -97,6 +130,7 @@ export class RespProxy {
       users: new ProxyUsers(options.passwords ?? new Map()),
       reserved: new ReservedNames(options.heatsink?.namespace ?? DEFAULT_NAMESPACE),
       backendDb: address.db,
+      l1Held: () => hold.held,
       outputLimitBytes: options.clientOutputLimitBytes ?? 256 * 1024 * 1024,
       stats: this.stats,
       sessions: this.#sessions,
@@ -123,9 +157,14 @@ export class RespProxy {
     return this.#sessions.size
   }
 
-  /** Whether the agent is serving: its registry view and invalidation channels are up. */
+  /** Whether the agent is serving (its registry view and invalidation channels are up) and a primary answers. */
   get ready(): boolean {
-    return this.agent.stats().invalidationChannelUp
+    return this.agent.stats().invalidationChannelUp && this.primaryReachable
+  }
+
+  /** False while a Sentinel-managed backend has no primary that answers (mid-failover); true otherwise. */
+  get primaryReachable(): boolean {
+    return this.#sentinel?.reachable ?? true
   }
 
   /** Backend connections open now. */
@@ -152,6 +191,8 @@ export class RespProxy {
     await stopped
     this.#pool.close()
     this.#cluster?.close()
+    this.#sentinel?.close()
+    this.#hold.close()
     await this.agent.close()
     this.#agentClient?.disconnect()
     this.#controlClient?.disconnect()
@@ -173,13 +214,21 @@ export class RespProxy {
 
 /** Creates a proxy and starts listening; resolves once it accepts connections (the agent gets ready alongside). */
 export async function createProxy(options: ProxyOptions): Promise<{ proxy: RespProxy; port: number }> {
+  // A Sentinel backend's pool needs the primary's address before any client connects.
+  const sentinel = isSentinelUrl(options.backend) ? await SentinelBackend.start(options) : undefined
   // The agent takes a Cluster's masters from its slot table when it is made: the table must be loaded first,
   // or the agent tracks (and fills L1 from) the seed node alone.
   const cluster =
     options.cluster === true
       ? await connectedCluster(parseBackendUrl(options.backend, options.backendTls))
       : undefined
-  const proxy = new RespProxy(options, cluster)
+  let proxy: RespProxy
+  try {
+    proxy = new RespProxy(options, { cluster, sentinel })
+  } catch (error) {
+    sentinel?.close()
+    throw error
+  }
   try {
     const port = await proxy.listen(options.port ?? DEFAULT_PROXY_PORT, options.host ?? '127.0.0.1')
     return { proxy, port }

@@ -17,6 +17,7 @@ export async function serve(config: ProxyConfig, worker?: number): Promise<void>
   const log = pino({ name: 'heatsink-proxy', level: config.logLevel })
   const { proxy, port } = await createProxy({
     backend: config.backend,
+    sentinelPassword: config.sentinelPassword,
     cluster: config.cluster,
     backendTls:
       config.backendTlsCaFile === undefined ? undefined : { ca: readFileSync(config.backendTlsCaFile) },

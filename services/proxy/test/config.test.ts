@@ -44,7 +44,9 @@ describe('the proxy configuration from the environment', () => {
     expect(error).toBeInstanceOf(ConfigError)
     const message = (error as Error).message
     expect(message).toContain("PORT: expected an integer port from 0 to 65535, got '70000'")
-    expect(message).toContain("REDIS_URL: expected a redis:// or rediss:// URL, got 'http://x'")
+    expect(message).toContain(
+      "REDIS_URL: expected a redis://, rediss://, redis+sentinel:// or rediss+sentinel:// URL, got 'http://x'",
+    )
     expect(message).toContain("HEATSINK_PROXY_BACKEND_CONNECTIONS: expected an integer from 1 to 64, got '0'")
     expect(message).toContain("HEATSINK_PROXY_USERS: expected comma-separated 'user:password' pairs")
     expect(message).toContain('LOG_LEVEL: expected one of')
@@ -61,8 +63,24 @@ describe('the proxy configuration from the environment', () => {
     expect(config).toMatchObject({ backend: 'redis://cache:6379', control: 'rediss://heatsink:6380/2' })
     for (const bad of ['heatsink:6379', 'http://heatsink:6379', 'redis:///tmp/redis.sock']) {
       expect(() => loadProxyConfig({ HEATSINK_CONTROL_REDIS_URL: bad })).toThrow(
-        `HEATSINK_CONTROL_REDIS_URL: expected a redis:// or rediss:// URL, got '${bad}'`,
+        `HEATSINK_CONTROL_REDIS_URL: expected a redis://, rediss://, redis+sentinel:// or rediss+sentinel:// URL, got '${bad}'`,
       )
     }
+  })
+
+  it("takes redis+sentinel:// for the backend and the control Redis, with Sentinel's password from the environment", () => {
+    const config = loadProxyConfig({
+      REDIS_URL: 'redis+sentinel://s1:26379,s2:26379/mymaster/1',
+      HEATSINK_CONTROL_REDIS_URL: 'rediss+sentinel://s1,s2/heatsink?sentinelTls=true',
+      HEATSINK_SENTINEL_PASSWORD: 'watchword',
+    })
+    expect(config).toMatchObject({
+      backend: 'redis+sentinel://s1:26379,s2:26379/mymaster/1',
+      control: 'rediss+sentinel://s1,s2/heatsink?sentinelTls=true',
+      sentinelPassword: 'watchword',
+    })
+    expect(() => loadProxyConfig({ REDIS_URL: 'redis+sentinel://app:hunter2@s1:26379/m/x' })).toThrow(
+      "REDIS_URL: invalid Redis URL 'redis+sentinel://app:***@s1:26379/m/x': db: expected a non-negative integer, got 'x'",
+    )
   })
 })

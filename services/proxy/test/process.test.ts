@@ -100,7 +100,7 @@ describe('node services/proxy/dist/main.js', () => {
     expect(output()).toMatch(/^heatsink proxy: invalid configuration: /)
     expect(output()).toContain("PORT: expected an integer port from 0 to 65535, got 'abc'")
     expect(output()).toContain(
-      "HEATSINK_CONTROL_REDIS_URL: expected a redis:// or rediss:// URL, got 'memcached://heatsink:11211'",
+      "HEATSINK_CONTROL_REDIS_URL: expected a redis://, rediss://, redis+sentinel:// or rediss+sentinel:// URL, got 'memcached://heatsink:11211'",
     )
   })
 

@@ -27,15 +27,21 @@ export class BackendConnection implements ChunkReceiver {
   #closed = false
   #tunnelTo: ((chunk: Buffer) => void) | undefined
   #failure: Error | undefined
+  #closedByProxy = false
+  // The last chunk ended inside a reply: the next one starts with that reply's rest, not a new reply.
+  #midReply = false
+  readonly #onReadonly: (() => void) | undefined
 
   constructor(
     address: BackendAddress,
     onClose: (connection: BackendConnection) => void = () => {},
     onLatency?: (seconds: number) => void,
     resp3 = false,
+    onReadonly?: () => void,
   ) {
     this.#onClose = onClose
     this.#onLatency = onLatency
+    this.#onReadonly = onReadonly
     const options = { host: address.host, port: address.port }
     const socket =
       address.tls === undefined ? connectReading(options) : connectTls({ ...options, ...address.tls })
@@ -74,6 +80,11 @@ export class BackendConnection implements ChunkReceiver {
     return !this.#closed
   }
 
+  /** Whether the connection failed or the server closed it (not closed by the proxy). */
+  get lost(): boolean {
+    return this.#closed && !this.#closedByProxy
+  }
+
   /** Requests sent whose replies have not arrived. */
   get inFlight(): number {
     return this.#waiting.length
@@ -109,6 +120,7 @@ export class BackendConnection implements ChunkReceiver {
 
   /** Closes the connection; requests still waiting fail. */
   close(): void {
+    if (!this.#closed) this.#closedByProxy = true
     this.#fail(new Error('closed by the proxy'))
     this.#socket.destroy()
   }
@@ -146,7 +158,18 @@ export class BackendConnection implements ChunkReceiver {
         this.#socket.destroy()
         return
       }
+      // A demoted primary refuses writes: the reply goes to the client as Redis gave it, and the owner looks for
+      // the new primary. One byte compared per reply; the rest only for errors.
+      if (
+        !this.#midReply &&
+        chunk[from] === MINUS &&
+        this.#onReadonly !== undefined &&
+        isReadonly(chunk, from)
+      ) {
+        this.#onReadonly()
+      }
       sink.data(end === -1 ? (from === 0 ? chunk : chunk.subarray(from)) : chunk.subarray(from, end))
+      this.#midReply = end === -1
       if (end === -1) {
         // A large reply to a slow reader: the replies behind it on this connection wait for it anyway.
         if (sink.backlogged?.(this.#resume) === true) this.#socket.pause()
@@ -180,6 +203,16 @@ export class BackendConnection implements ChunkReceiver {
       },
     )
   }
+}
+
+const MINUS = 0x2d
+const READONLY = Buffer.from('-READONLY ')
+
+function isReadonly(chunk: Buffer, from: number): boolean {
+  return (
+    chunk.length - from >= READONLY.length &&
+    chunk.compare(READONLY, 0, READONLY.length, from, from + READONLY.length) === 0
+  )
 }
 
 // Times one request's round trip for the latency histogram.

@@ -8,17 +8,25 @@ import { BackendConnection } from './backend-connection.js'
  * replaced on its next use, so an outage costs the requests in flight and recovers by itself.
  */
 export class BackendPool {
-  readonly #address: BackendAddress
+  #address: BackendAddress
   readonly #shared: Array<BackendConnection | undefined>
   // The same for RESP3 clients (HELLO 3 sent first), opened only when such a client comes.
   readonly #shared3: Array<BackendConnection | undefined>
   readonly #dedicated = new Set<BackendConnection>()
   readonly #onLatency: ((seconds: number) => void) | undefined
+  readonly #onTrouble: (() => void) | undefined
   #closed = false
 
-  constructor(address: BackendAddress, sharedConnections: number, onLatency?: (seconds: number) => void) {
+  /** `onTrouble`: a connection was lost or Redis answered READONLY (a primary that may have been replaced). */
+  constructor(
+    address: BackendAddress,
+    sharedConnections: number,
+    onLatency?: (seconds: number) => void,
+    onTrouble?: () => void,
+  ) {
     this.#address = address
     this.#onLatency = onLatency
+    this.#onTrouble = onTrouble
     this.#shared = new Array(sharedConnections).fill(undefined)
     this.#shared3 = new Array(sharedConnections).fill(undefined)
   }
@@ -37,9 +45,11 @@ export class BackendPool {
       this.#address,
       (closed) => {
         if (shared[index] === closed) shared[index] = undefined
+        if (closed.lost) this.#onTrouble?.()
       },
       this.#onLatency,
       resp3,
+      this.#onTrouble,
     )
     shared[index] = connection
     return connection
@@ -51,10 +61,12 @@ export class BackendPool {
       this.#address,
       (closed) => {
         this.#dedicated.delete(closed)
+        if (closed.lost) this.#onTrouble?.()
         onLost()
       },
       this.#onLatency,
       resp3,
+      this.#onTrouble,
     )
     this.#dedicated.add(connection)
     return connection
@@ -74,12 +86,26 @@ export class BackendPool {
     return total
   }
 
+  /**
+   * Points the pool at a new primary: every connection to the old one is closed, as Sentinel's own reconfiguration
+   * (CLIENT KILL TYPE normal) would. Requests in flight there fail with a connection error; clients whose
+   * connection carried state (dedicated) are disconnected and reconnect; later requests go to `address`.
+   */
+  moveTo(address: BackendAddress): void {
+    this.#address = address
+    this.#closeAll()
+  }
+
   close(): void {
     if (this.#closed) return
     this.#closed = true
+    this.#closeAll()
+  }
+
+  #closeAll(): void {
     for (const connection of this.#shared) connection?.close()
     for (const connection of this.#shared3) connection?.close()
-    for (const connection of this.#dedicated) connection.close()
+    for (const connection of [...this.#dedicated]) connection.close()
     this.#dedicated.clear()
   }
 }

@@ -42,6 +42,8 @@ export interface SessionContext {
   readonly reserved: ReservedNames
   /** The database the backend URL selects: the one the agent's registry and L1 describe. */
   readonly backendDb: number
+  /** True while the backend moves to a new primary: requests bypass L1 (and detection) until the agent follows. */
+  readonly l1Held: () => boolean
   readonly outputLimitBytes: number
   readonly stats: ProxyStats
   /** Every client connection of this proxy process (CLIENT LIST, KILL, UNBLOCK). */
@@ -351,7 +353,7 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
     } else if (name === 'exec' || name === 'discard') this.#inMulti = false
     else if (this.#inMulti) this.#queuedListings.push(listingOf(name, args))
     const route =
-      this.#db !== this.#context.backendDb
+      this.#db !== this.#context.backendDb || this.#context.l1Held()
         ? undefined
         : this.#context.agent.router.route(name, args, this.#state, false)
     this.#carry(route, spec, name, args, request, undefined)
