@@ -1,6 +1,5 @@
-import { isSentinelUrl, keepSocketErrorsHandled, parseSentinelUrl } from '@heatsink/protocol'
+import { FollowingRedis, isSentinelUrl, keepSocketErrorsHandled, parseSentinelUrl } from '@heatsink/protocol'
 import { Redis, type RedisOptions } from 'ioredis'
-import { FollowingRedis } from './following-redis.js'
 
 /** Where the aggregator's Redis is: a redis:// URL, or a redis+sentinel:// one and Sentinel's own password. */
 export interface ControlRedisAddress {
