@@ -1,5 +1,5 @@
-import { createNames, type HeatsinkNames, keepSocketErrorsHandled } from '@heatsink/protocol'
-import { Redis } from 'ioredis'
+import { createNames, type HeatsinkNames } from '@heatsink/protocol'
+import type { Cluster, Redis } from 'ioredis'
 import { type Logger, pino } from 'pino'
 import { type Clock, systemClock } from './clock.js'
 import { type Component, Components, together } from './component.js'
@@ -14,6 +14,7 @@ import type { ReadinessProbe } from './http/ops-routes.js'
 import { LiveFeed } from './live/live-feed.js'
 import { LiveStateReader } from './live/live-state-reader.js'
 import { createMetrics, type Metrics } from './metrics.js'
+import { openRedis } from './redis-client.js'
 import { EventLog } from './registry/event-log.js'
 import { RegistryPublisher } from './registry/registry-publisher.js'
 import { RegistryService } from './registry/registry-service.js'
@@ -51,8 +52,11 @@ export interface Aggregator {
   readonly config: Config
   readonly app: ApiServer
   readonly db: Database
-  /** The command connection (scripts defined); take duplicate() for blocking reads or subscriptions. */
-  readonly redis: Redis
+  /**
+   * The command connection (a Cluster client with HEATSINK_REDIS_CLUSTER); take duplicate() for blocking reads or
+   * subscriptions.
+   */
+  readonly redis: Redis | Cluster
   readonly names: HeatsinkNames
   readonly registry: RegistryService
   readonly publisher: RegistryPublisher
@@ -88,14 +92,7 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
     (config.databaseUrl === null
       ? createPgliteDatabase(config.dataDir)
       : createPgDatabase(config.databaseUrl, { ...options.database, log }))
-  const redis = keepSocketErrorsHandled(
-    new Redis(config.redisUrl, {
-      lazyConnect: true,
-      // Fail a command after a couple of reconnect attempts rather than hold an API request for a long outage.
-      maxRetriesPerRequest: 2,
-      connectionName: `heatsink-aggregator:${config.replicaId}`,
-    }),
-  )
+  const redis = openRedis(config)
 
   const publisher = new RegistryPublisher(db, {
     redis,
@@ -293,7 +290,7 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
 
 // QUIT lets queued commands finish; a connection that never came up has nothing to finish. Resolves once the
 // connection is closed, so a stopped aggregator holds no socket.
-async function quit(redis: Redis): Promise<void> {
+async function quit(redis: Redis | Cluster): Promise<void> {
   if (redis.status === 'end') return
   if (redis.status === 'wait') {
     redis.disconnect()

@@ -21,6 +21,7 @@ export const LOOPBACK_HOST = '127.0.0.1'
 
 const positiveNumber = envNumber('a positive number', (n) => n > 0)
 const nonNegativeInteger = envNumber('a non-negative integer', (n) => Number.isInteger(n) && n >= 0)
+const envBoolean = envMatching("'true' or 'false'", (raw) => raw === 'true' || raw === 'false')
 const share = envNumber('a number from 0 to 1', (n) => n >= 0 && n <= 1)
 
 // The token travels as one word after `Bearer ` in a header, which carries printable ASCII: a token with
@@ -41,6 +42,7 @@ const Environment = z.object({
   HEATSINK_CONTROL_REDIS_URL: envMatching('a redis:// or rediss:// URL', (raw) =>
     /^rediss?:\/\/[^/]/.test(raw),
   ),
+  HEATSINK_REDIS_CLUSTER: envBoolean,
   DATABASE_URL: envMatching('a postgres:// or postgresql:// URL', (raw) => /^postgres(ql)?:\/\//.test(raw)),
   HEATSINK_DATA_DIR: envText,
   HEATSINK_NAMESPACE: envNamespace,
@@ -80,6 +82,16 @@ function configSchema(cwd: string) {
         message: `expected a number below HEATSINK_HOT_RPS (${hot}), got '${env.HEATSINK_COOL_RPS}'`,
       })
     }
+    // SELECT fails on a Cluster node, so a database in the URL would make every connection fail, later and less clearly.
+    const database =
+      env.REDIS_URL === undefined ? undefined : /^rediss?:\/\/[^/]*\/(\d+)/.exec(env.REDIS_URL)?.[1]
+    if (env.HEATSINK_REDIS_CLUSTER === 'true' && database !== undefined && Number(database) !== 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['REDIS_URL'],
+        message: `expected database 0 with HEATSINK_REDIS_CLUSTER=true (a Redis Cluster has no other), got '${env.REDIS_URL}'`,
+      })
+    }
   }).transform((env) => {
     const apiToken = env.HEATSINK_API_TOKEN ?? null
     const hotRps = env.HEATSINK_HOT_RPS ?? 1000
@@ -93,6 +105,11 @@ function configSchema(cwd: string) {
       // The aggregator touches only Heatsink's own state (report streams, counters, registry snapshot, channels),
       // so with a control Redis that is the one it uses; agents and proxies are given the same URL.
       redisUrl: env.HEATSINK_CONTROL_REDIS_URL ?? env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      /**
+       * Whether redisUrl names one node of a Redis Cluster. HEATSINK_REDIS_CLUSTER describes REDIS_URL; a control
+       * Redis is one standalone Redis, as agents require, so the flag does not apply to it.
+       */
+      redisCluster: env.HEATSINK_CONTROL_REDIS_URL === undefined && env.HEATSINK_REDIS_CLUSTER === 'true',
       /** null: run on the embedded PGlite in dataDir. */
       databaseUrl: env.DATABASE_URL ?? null,
       dataDir: resolve(cwd, env.HEATSINK_DATA_DIR ?? '.heatsink/pglite'),
