@@ -7,6 +7,7 @@ import { type ChannelListener, listenToEveryChannel, testNamespace, useTestPostg
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { inProcessAggregator, until } from './support/in-process.js'
+import { expectL1Hit, readsWithin, waitUntil } from './support/l1-reads.js'
 
 const postgres = useTestPostgres({ scope: 'all' })
 
@@ -160,34 +161,6 @@ describe('a control Redis apart from the data Redis (HEATSINK_CONTROL_REDIS_URL)
     )
   })
 })
-
-/** Two reads of a local_cache key: the second is answered from L1 (a hit counted) with `expected`. */
-async function expectL1Hit(
-  read: () => Promise<unknown>,
-  hits: () => number,
-  expected: string,
-): Promise<void> {
-  expect(await read()).toBe(expected)
-  const before = hits()
-  expect(await read()).toBe(expected)
-  expect(hits()).toBe(before + 1)
-}
-
-// Far below L1's 5 s lifetime of a key without TTL: only an invalidation ends the old copy this soon.
-const INVALIDATION_BOUND_MS = 500
-
-/** Reads until `expected` comes back, failing after INVALIDATION_BOUND_MS. */
-async function readsWithin(read: () => Promise<unknown>, expected: string): Promise<void> {
-  await waitUntil(async () => (await read()) === expected, `a read of ${expected}`, INVALIDATION_BOUND_MS)
-}
-
-async function waitUntil(condition: () => Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}
 
 function infoField(info: string, field: string): number {
   return Number(new RegExp(`^${field}:(\\d+)`, 'm').exec(info)?.[1])

@@ -1,5 +1,5 @@
 import { createNames, type HeatsinkNames } from '@heatsink/protocol'
-import type { Redis } from 'ioredis'
+import type { Cluster, Redis } from 'ioredis'
 import { type Logger, pino } from 'pino'
 import { type Clock, systemClock } from './clock.js'
 import { type Component, Components, together } from './component.js'
@@ -52,8 +52,11 @@ export interface Aggregator {
   readonly config: Config
   readonly app: ApiServer
   readonly db: Database
-  /** The command connection (scripts defined); take duplicate() for blocking reads or subscriptions. */
-  readonly redis: Redis
+  /**
+   * The command connection (a Cluster client with HEATSINK_REDIS_CLUSTER); take duplicate() for blocking reads or
+   * subscriptions.
+   */
+  readonly redis: Redis | Cluster
   readonly names: HeatsinkNames
   readonly registry: RegistryService
   readonly publisher: RegistryPublisher
@@ -292,7 +295,7 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
 
 // QUIT lets queued commands finish; a connection that never came up has nothing to finish. Resolves once the
 // connection is closed, so a stopped aggregator holds no socket.
-async function quit(redis: Redis): Promise<void> {
+async function quit(redis: Redis | Cluster): Promise<void> {
   if (redis.status === 'end') return
   if (redis.status === 'wait') {
     redis.disconnect()

@@ -12,6 +12,7 @@ import {
   envRedisUrl,
   envRegistryKey,
   envText,
+  isSentinelUrl,
 } from '@heatsink/protocol'
 import { z } from 'zod'
 import { DEFAULT_MITIGATION_POLICY } from './detection/mitigation-policy.js'
@@ -22,6 +23,7 @@ export const LOOPBACK_HOST = '127.0.0.1'
 
 const positiveNumber = envNumber('a positive number', (n) => n > 0)
 const nonNegativeInteger = envNumber('a non-negative integer', (n) => Number.isInteger(n) && n >= 0)
+const envBoolean = envMatching("'true' or 'false'", (raw) => raw === 'true' || raw === 'false')
 const share = envNumber('a number from 0 to 1', (n) => n >= 0 && n <= 1)
 
 // The token travels as one word after `Bearer ` in a header, which carries printable ASCII: a token with
@@ -41,6 +43,7 @@ const Environment = z.object({
   REDIS_URL: envRedisUrl,
   HEATSINK_CONTROL_REDIS_URL: envRedisUrl,
   HEATSINK_SENTINEL_PASSWORD: envText,
+  HEATSINK_REDIS_CLUSTER: envBoolean,
   DATABASE_URL: envMatching('a postgres:// or postgresql:// URL', (raw) => /^postgres(ql)?:\/\//.test(raw)),
   HEATSINK_DATA_DIR: envText,
   HEATSINK_NAMESPACE: envNamespace,
@@ -80,6 +83,28 @@ function configSchema(cwd: string) {
         message: `expected a number below HEATSINK_HOT_RPS (${hot}), got '${env.HEATSINK_COOL_RPS}'`,
       })
     }
+    // SELECT fails on a Cluster node, so a database in the URL would make every connection fail, later and less clearly.
+    const database =
+      env.REDIS_URL === undefined ? undefined : /^rediss?:\/\/[^/]*\/(\d+)/.exec(env.REDIS_URL)?.[1]
+    if (
+      env.HEATSINK_REDIS_CLUSTER === 'true' &&
+      env.REDIS_URL !== undefined &&
+      isSentinelUrl(env.REDIS_URL)
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['REDIS_URL'],
+        message:
+          'expected a redis:// or rediss:// node with HEATSINK_REDIS_CLUSTER=true (a Cluster has no Sentinel)',
+      })
+    }
+    if (env.HEATSINK_REDIS_CLUSTER === 'true' && database !== undefined && Number(database) !== 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['REDIS_URL'],
+        message: `expected database 0 with HEATSINK_REDIS_CLUSTER=true (a Redis Cluster has no other), got '${env.REDIS_URL}'`,
+      })
+    }
   }).transform((env) => {
     const apiToken = env.HEATSINK_API_TOKEN ?? null
     const hotRps = env.HEATSINK_HOT_RPS ?? 1000
@@ -95,6 +120,11 @@ function configSchema(cwd: string) {
       redisUrl: env.HEATSINK_CONTROL_REDIS_URL ?? env.REDIS_URL ?? 'redis://127.0.0.1:6379',
       /** Sentinel's own password for a redis+sentinel:// URL without `sentinelPassword`; never logged. */
       sentinelPassword: env.HEATSINK_SENTINEL_PASSWORD ?? null,
+      /**
+       * Whether redisUrl names one node of a Redis Cluster. HEATSINK_REDIS_CLUSTER describes REDIS_URL; a control
+       * Redis is one standalone Redis, as agents require, so the flag does not apply to it.
+       */
+      redisCluster: env.HEATSINK_CONTROL_REDIS_URL === undefined && env.HEATSINK_REDIS_CLUSTER === 'true',
       /** null: run on the embedded PGlite in dataDir. */
       databaseUrl: env.DATABASE_URL ?? null,
       dataDir: resolve(cwd, env.HEATSINK_DATA_DIR ?? '.heatsink/pglite'),

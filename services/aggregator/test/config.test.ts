@@ -21,6 +21,7 @@ describe('loadConfig', () => {
       ignoredHost: null,
       redisUrl: 'redis://127.0.0.1:6379',
       sentinelPassword: null,
+      redisCluster: false,
       databaseUrl: null,
       dataDir: '/srv/app/.heatsink/pglite',
       namespace: 'heatsink',
@@ -184,6 +185,29 @@ describe('loadConfig', () => {
     expect(problems({ REDIS_URL: 'redis+sentinel://app:hunter2@s1:26379' })).toEqual([
       "REDIS_URL: invalid Redis URL 'redis+sentinel://app:***@s1:26379': master name: missing: expected /<master-name> after the sentinels",
     ])
+  })
+
+  it('takes HEATSINK_REDIS_CLUSTER=true as REDIS_URL naming one node of a Redis Cluster, not a control Redis', () => {
+    const env = { REDIS_URL: 'redis://node-1:7000' }
+    expect(loadConfig(env).redisCluster).toBe(false)
+    expect(loadConfig({ ...env, HEATSINK_REDIS_CLUSTER: 'false' }).redisCluster).toBe(false)
+    expect(loadConfig({ ...env, HEATSINK_REDIS_CLUSTER: 'true' })).toMatchObject({
+      redisUrl: 'redis://node-1:7000',
+      redisCluster: true,
+    })
+    // The control Redis is one standalone Redis, as the agents require: the flag describes REDIS_URL only.
+    expect(
+      loadConfig({ ...env, HEATSINK_REDIS_CLUSTER: 'true', HEATSINK_CONTROL_REDIS_URL: 'redis://heatsink' }),
+    ).toMatchObject({ redisUrl: 'redis://heatsink', redisCluster: false })
+    expect(problems({ ...env, HEATSINK_REDIS_CLUSTER: 'yes' })).toEqual([
+      "HEATSINK_REDIS_CLUSTER: expected 'true' or 'false', got 'yes'",
+    ])
+    expect(problems({ REDIS_URL: 'redis://node-1:7000/2', HEATSINK_REDIS_CLUSTER: 'true' })).toEqual([
+      "REDIS_URL: expected database 0 with HEATSINK_REDIS_CLUSTER=true (a Redis Cluster has no other), got 'redis://node-1:7000/2'",
+    ])
+    expect(
+      loadConfig({ REDIS_URL: 'redis://node-1:7000/0', HEATSINK_REDIS_CLUSTER: 'true' }).redisCluster,
+    ).toBe(true)
   })
 
   it('names every bad value with what was expected and what it got', () => {

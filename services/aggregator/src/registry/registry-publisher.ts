@@ -1,5 +1,5 @@
 import { encodeSnapshot, type HeatsinkNames, signRegistryMessage, WIRE_VERSION } from '@heatsink/protocol'
-import type { Redis } from 'ioredis'
+import type { Cluster, Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { type Clock, systemClock } from '../clock.js'
 import type { Database } from '../db/database.js'
@@ -11,7 +11,7 @@ import { RegistryStore } from './registry-store.js'
 
 /** Options of RegistryPublisher. */
 export interface RegistryPublisherOptions {
-  readonly redis: Redis
+  readonly redis: Redis | Cluster
   readonly names: HeatsinkNames
   readonly clock?: Clock
   readonly log?: Logger
@@ -48,7 +48,7 @@ export interface FlushResult {
 export class RegistryPublisher {
   readonly #db: Database
   readonly #store = new RegistryStore()
-  readonly #redis: Redis
+  readonly #redis: Redis | Cluster
   readonly #names: HeatsinkNames
   readonly #clock: Clock
   readonly #log: Logger | undefined
