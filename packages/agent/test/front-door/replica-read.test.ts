@@ -4,7 +4,7 @@ import { createNames } from '@heatsink/protocol'
 import { Redis as IORedis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { Redis } from '../../src/index.js'
-import { commandCalls, publishRegistry, StampedWriter } from '../../src/testing.js'
+import { commandCalls, demoteRegistry, publishRegistry, StampedWriter } from '../../src/testing.js'
 import { waitFor } from '../support/helpers.js'
 
 // One primary and two replicas behind three sentinels, for the file. The killing test comes last.
@@ -116,6 +116,23 @@ describe('replica_read through the drop-in, on Sentinel with two replicas', () =
     }, 'a read from a replica after the writes')
   }, 20_000)
 
+  it('closes its replica connections and stops its heartbeat once no key is replica_read', async () => {
+    const key = `${namespace}:demoted`
+    const client = await replicaReadClient(key)
+    const heartbeats = () => keysOn(primary(), `${namespace}:heartbeat:*`)
+    expect(await heartbeats()).toHaveLength(1)
+    expect(await replicaConnections()).toBeGreaterThan(0)
+    const plain = new IORedis(primary())
+    open.push(plain)
+    // Every replica_read key of the file so far.
+    await demoteRegistry(plain, createNames(namespace), `${namespace}:spread`, `${namespace}:own`, key)
+    await waitFor(() => client.heatsink.mitigation(key) === undefined, 'the demotion')
+    await waitFor(async () => (await replicaConnections()) === 0, 'the replica connections closed')
+    const sent = client.heatsink.stats().replicaReads.sent
+    for (let i = 0; i < 20; i++) await client.get(key)
+    expect(client.heatsink.stats().replicaReads.sent).toBe(sent)
+  })
+
   it('takes a stalled replica’s share away within 1 s, every read answered', async () => {
     const key = `${namespace}:stall`
     const writer = new StampedWriter(primary(), key)
@@ -219,12 +236,36 @@ describe('replica_read through the drop-in, on Sentinel with two replicas', () =
     expect(maxAge).toBeLessThanOrEqual(MAX_LAG_MS)
     // Its heartbeat polls (10 a second) are all the lagging replica still answers.
     expect(onLagging).toBeLessThanOrEqual(15)
-    // With no other replica, the primary answers.
-    expect(onPrimary).toBeGreaterThanOrEqual(inWindow)
+    // With no other replica, the primary answers (the server's second and the readers' are not quite the same).
+    expect(onPrimary).toBeGreaterThanOrEqual(inWindow * 0.9)
   }, 20_000)
 })
 
 type Address = { host: string; port: number }
+
+// Connections of this file's agents to the replicas (CLIENT LIST names them heatsink:replica:<agentId>).
+async function replicaConnections(): Promise<number> {
+  let count = 0
+  for (const server of replicas()) {
+    const redis = new IORedis(server)
+    try {
+      const list = (await redis.client('LIST')) as string
+      count += list.split('\n').filter((line) => line.includes('name=heatsink:replica:')).length
+    } finally {
+      redis.disconnect()
+    }
+  }
+  return count
+}
+
+async function keysOn(server: Address, pattern: string): Promise<string[]> {
+  const redis = new IORedis(server)
+  try {
+    return await redis.keys(pattern)
+  } finally {
+    redis.disconnect()
+  }
+}
 
 // The share of 200 reads of `key` each server answered (heartbeat polls included).
 async function servingShares(client: Redis, key: string): Promise<number[]> {
