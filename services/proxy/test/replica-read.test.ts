@@ -90,6 +90,45 @@ describe('replica_read through the proxy, on a primary with two replicas', () =>
     }
   }, 20_000)
 
+  it('answers from a replica byte for byte what the primary answers, for every shape of reply', async () => {
+    const { running, client, key } = await replicaReadProxy((namespace) => `${namespace}:shapes`)
+    const direct = new Redis(primary())
+    const binary = Buffer.from([0, 255, 13, 10, 36, 42, 128])
+    await direct.set(key, binary)
+    const hash = `${key}:h`
+    const list = `${key}:l`
+    const zset = `${key}:z`
+    await direct.hset(hash, 'f', binary, 'g', '2')
+    await direct.rpush(list, 'a', binary, 'c')
+    await direct.zadd(zset, 1.5, 'a', 2, binary)
+    await publishRegistry(
+      direct,
+      createNames(running.namespace),
+      ...[hash, list, zset].map((name) => ({ key: name, mitigation: 'replica_read' as const })),
+    )
+    await waitFor(() => running.proxy.agent.mitigation(zset) === 'replica_read', 'the promotions')
+    // Written by another client: on the replicas within the bound; the reads wait until they are.
+    await waitFor(async () => (await client.zcard(zset)) === 2, 'the replicas to have the keys')
+    const commands: Array<[string, ...Array<string | Buffer>]> = [
+      ['GET', key],
+      ['GETRANGE', key, '1', '3'],
+      ['STRLEN', key],
+      ['HGETALL', hash],
+      ['HMGET', hash, 'f', 'missing', 'g'],
+      ['LRANGE', list, '0', '-1'],
+      ['ZRANGE', zset, '0', '-1', 'WITHSCORES'],
+      ['ZSCORE', zset, 'a'],
+      ['GET', `${key}:absent`],
+    ]
+    const sent = running.proxy.agent.stats().replicaReads.sent
+    for (const [name, ...args] of commands) {
+      expect(await client.callBuffer(name, ...args), name).toEqual(await direct.callBuffer(name, ...args))
+    }
+    // All but the absent key (not registered) were read from a replica.
+    expect(running.proxy.agent.stats().replicaReads.sent - sent).toBeGreaterThanOrEqual(commands.length - 1)
+    direct.disconnect()
+  }, 20_000)
+
   it('takes a killed replica’s share away at once, with no error to the caller', async () => {
     const { client, key } = await replicaReadProxy((namespace) => `${namespace}:kill`)
     const writer = new StampedWriter(primary(), key)
