@@ -303,7 +303,9 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       splitFactor: (hot) => this.#split.factorOf(hot),
       holdSplit: (hot, n) => this.#split.hold(hot, n),
       replicaRead: (name, command, args) => this.#replicaReads.read(name, command, args),
-      written: (name) => this.#replicaReads.wrote(name),
+      written: (name) => {
+        if (this.#view.get(name)?.mitigation === 'replica_read') this.#replicaReads.wrote(name)
+      },
     })
     // One agent at a time (under a lease) evens out shards that drifted and finishes folds others left.
     this.#reconciler = this.#splitter.startReconciler({

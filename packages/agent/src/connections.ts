@@ -18,7 +18,12 @@ const ROLE_OPTIONS: Record<ConnectionRole, Partial<RedisOptions>> = {
   // The control Redis given as a URL: registry and tuning reads, invalidation and fill announcements.
   control: { lazyConnect: false },
   // replica_read's reads and lag polls on one replica: nothing queues, a read that cannot go goes to the primary.
-  replica: { lazyConnect: false, enableOfflineQueue: false, maxRetriesPerRequest: 0 },
+  replica: {
+    lazyConnect: false,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+  },
   // SENTINEL REPLICAS, asked once a second while some key is replica_read.
   sentinel: { lazyConnect: false, maxRetriesPerRequest: 0 },
 }

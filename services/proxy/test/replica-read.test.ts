@@ -36,6 +36,17 @@ async function replicaReadProxy(key: (namespace: string) => string) {
     await client.get(name)
     return running.proxy.agent.stats().replicaReads.sent > 0
   }, 'a read from a replica')
+  // Both replicas in turn: each answers a share of the key's reads.
+  await waitFor(
+    async () => {
+      const before = await getCalls()
+      for (let i = 0; i < 200; i++) await client.get(name)
+      const after = await getCalls()
+      return after.slice(1).every((calls, i) => calls - (before[i + 1] as number) > 60)
+    },
+    'both replicas serving',
+    12_000,
+  )
   return { running, client, key: name }
 }
 

@@ -100,8 +100,7 @@ export class SentinelReplicaAddresses implements ReplicaAddresses {
         ...roleOptions('sentinel', this.#agentId, {
           host: sentinel.host ?? 'localhost',
           port: sentinel.port ?? 26379,
-          enableOfflineQueue: true,
-          maxRetriesPerRequest: 0,
+          // A sentinel that cannot be reached is left for the next one, not retried.
           retryStrategy: () => null,
         }),
       }),

@@ -36,14 +36,7 @@ export class ReplicaNode {
     this.#connection = connections.add(
       new Redis({
         ...options,
-        ...roleOptions('replica', agentId, {
-          host,
-          port,
-          lazyConnect: false,
-          enableOfflineQueue: false,
-          maxRetriesPerRequest: 0,
-          autoResendUnfulfilledCommands: false,
-        }),
+        ...roleOptions('replica', agentId, { host, port }),
       }),
       'replica',
     )

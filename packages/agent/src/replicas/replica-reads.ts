@@ -72,12 +72,15 @@ export class ReplicaReads {
     const after = this.#pending.get(name) ?? 0
     const node = group.pick(this.#options.clock.now(), this.#options.maxLagMs, after)
     if (node === undefined) return undefined
-    if (after > 0 && group.allHaveSeen(after)) this.#pending.delete(name)
+    if (this.#pending.has(name) && group.allHaveSeen(after)) this.#pending.delete(name)
     this.#options.counters.replicaReads++
     return node.read(command, args, this.#deadlineMs)
   }
 
-  /** This process's write to `name` was answered: until a later heartbeat shows on a replica, it reads the primary. */
+  /**
+   * This process's write to replica_read key `name` was answered: until a later heartbeat shows on a replica, the
+   * key is not read there.
+   */
   wrote(name: string): void {
     const group = this.#topology?.groupFor(name)
     if (group !== undefined) this.#pending.set(name, group.heartbeat.nextSequence)
