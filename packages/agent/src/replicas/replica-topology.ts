@@ -82,6 +82,7 @@ export class ClusterReplicas implements ReplicaTopology {
   }
 
   async refresh(): Promise<void> {
+    let unknown = false
     for (const [master, { group, slot }] of this.#groups) {
       const nodes = this.#cluster.slots[slot]
       if (nodes?.[0] !== master) {
@@ -90,7 +91,11 @@ export class ClusterReplicas implements ReplicaTopology {
         continue
       }
       group.setReplicas(nodes.slice(1))
+      unknown ||= nodes.length === 1
     }
+    // ioredis relearns the slot table only on a redirection or every 5 s: a master whose replicas the table does not
+    // show yet (gossip still spreading, a replica just added) is asked about at once.
+    if (unknown) this.#cluster.refreshSlotsCache()
   }
 
   close(): void {

@@ -49,7 +49,7 @@ describe('replica_read through the ioredis Cluster front door', () => {
         return cluster.heatsink.stats().replicaReads.sent > 0
       },
       'a read from the replica',
-      5000,
+      10_000,
     )
     const before = await Promise.all([commandCalls(master, 'get'), commandCalls(replica, 'get')])
     let maxAge = 0
