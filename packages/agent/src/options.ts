@@ -146,8 +146,6 @@ export const DEFAULT_TTL_FRACTION = 0.2
 export const DEFAULT_MAX_TTL_MS = 5000
 export const L1_MIN_BYTES = 65_536
 export const DEFAULT_L1_BYTES = 64 * 1024 * 1024
-/** replica_read's bound on a replica's lag when none is given. */
-export const DEFAULT_MAX_REPLICA_LAG_MS = 500
 
 const noop = () => {}
 /** A logger that drops everything. */
@@ -267,3 +265,6 @@ function urlScheme(url: string): string {
 function defaultAgentId(): string {
   return `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`
 }
+
+/** replica_read's bound on a replica's lag when none is given. */
+export const DEFAULT_MAX_REPLICA_LAG_MS = 500
