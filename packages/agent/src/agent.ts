@@ -24,6 +24,8 @@ import { observedLoader } from './observed-loader.js'
 import { checkLoadOptions } from './options/check-load-options.js'
 import type { ResolvedOptions } from './options.js'
 import { type HotKey, RegistryView } from './registry-view.js'
+import { ReplicaReadStrategy } from './replicas/replica-read-strategy.js'
+import { ReplicaReads } from './replicas/replica-reads.js'
 import { DEFAULT_ERROR_SAMPLING, Reporter } from './reporter.js'
 import { ReportingTuning } from './reporting-tuning.js'
 import { SplitStrategy } from './split-strategy.js'
@@ -89,6 +91,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   readonly #reconciler: Reconciler
   readonly #fillChannel: string
   readonly #connections: OwnedConnections
+  readonly #replicaReads: ReplicaReads
   readonly #events: AgentEvents
   readonly #telemetry: AgentTelemetry
   readonly #whenReady: Promise<void>
@@ -135,6 +138,15 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       agentId: options.agentId,
       clock,
     })
+    this.#replicaReads = new ReplicaReads({
+      data: parts.data,
+      names,
+      agentId: options.agentId,
+      maxLagMs: options.maxReplicaLagMs,
+      clock,
+      connections: parts.connections,
+      counters: this.#counters,
+    })
     this.#split = new SplitStrategy(this.#splitter, this.#fetch, log, () => clock.now())
     this.#strategies = {
       local_cache: new LocalCacheStrategy({
@@ -156,6 +168,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
         onMiss: this.#onMiss,
         counters: this.#counters,
       }),
+      replica_read: new ReplicaReadStrategy(this.#replicaReads, this.#readRegistered, this.#fetch),
     }
     this.#view = new RegistryView({
       readSnapshot: () => this.#control.hget(names.registrySnapshotKey, 'snapshot'),
@@ -289,6 +302,10 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       splitter: this.#splitter,
       splitFactor: (hot) => this.#split.factorOf(hot),
       holdSplit: (hot, n) => this.#split.hold(hot, n),
+      replicaRead: (name, command, args) => this.#replicaReads.read(name, command, args),
+      written: (name) => {
+        if (this.#view.get(name)?.mitigation === 'replica_read') this.#replicaReads.wrote(name)
+      },
     })
     // One agent at a time (under a lease) evens out shards that drifted and finishes folds others left.
     this.#reconciler = this.#splitter.startReconciler({
@@ -415,6 +432,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     const deadline = Date.now() + this.#options.closeTimeoutMs
     const left = () => Math.max(0, deadline - Date.now())
     this.#view.stopChecks()
+    this.#replicaReads.close()
     this.#telemetry.close()
     this.#reporter.stop()
     await Promise.all([

@@ -3,7 +3,7 @@ import type { Cluster, Redis, RedisOptions } from 'ioredis'
 import type { AgentLogger } from './options.js'
 
 /** What the agent uses each of its own connections for; part of the connection name Redis shows. */
-export type ConnectionRole = 'sub' | 'track' | 'report' | 'control'
+export type ConnectionRole = 'sub' | 'track' | 'report' | 'control' | 'replica' | 'sentinel'
 
 // Reconnect quickly, then back off to 2 s: the agent's own connections never give up while it runs.
 const retryStrategy = (attempt: number): number => Math.min(attempt * 100, 2000)
@@ -24,6 +24,15 @@ const ROLE_OPTIONS: Record<ConnectionRole, Partial<RedisOptions>> = {
   report: { lazyConnect: false, enableOfflineQueue: false, maxRetriesPerRequest: 0 },
   // The control Redis given as a URL: registry and tuning reads, invalidation and fill announcements.
   control: { lazyConnect: false },
+  // replica_read's reads and lag polls on one replica: nothing queues, a read that cannot go goes to the primary.
+  replica: {
+    lazyConnect: false,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+  },
+  // SENTINEL REPLICAS, asked once a second while some key is replica_read.
+  sentinel: { lazyConnect: false, maxRetriesPerRequest: 0 },
 }
 
 // ioredis 6 speaks RESP3 unless told otherwise; the agent's own connections stay on RESP2, as with ioredis 5:

@@ -99,6 +99,11 @@ export interface AgentOptions<C extends Redis | Cluster = Redis | Cluster> {
   readyTimeoutMs?: number
   /** How long close() may take in all, the last report included, whatever Redis does; default 1000 ms. */
   closeTimeoutMs?: number
+  /**
+   * replica_read: a replica takes a key's reads only while its data is at most this old (measured with this
+   * agent's own heartbeat on the primary, written every 100 ms); default 500 ms, at least 200 ms.
+   */
+  maxReplicaLagMs?: number
   /** Sizing of the per-window sketch (width, depth, topK, capacity...). */
   sketch?: Omit<WindowRecorderOptions, 'onFloorCrossed' | 'windowStart' | 'reportFloor' | 'fastFloor'>
   /**
@@ -131,6 +136,7 @@ export interface ResolvedOptions {
   readonly registryCheckMs: number
   readonly readyTimeoutMs: number
   readonly closeTimeoutMs: number
+  readonly maxReplicaLagMs: number
   readonly sketch: Omit<WindowRecorderOptions, 'onFloorCrossed' | 'windowStart' | 'reportFloor' | 'fastFloor'>
   readonly codec: Codec
   readonly random: () => number
@@ -243,6 +249,8 @@ function resolveSettings(options: Omit<AgentOptions, 'redis'>, at: string): Reso
     registryCheckMs: integer('registryCheckMs', options.registryCheckMs ?? 2000, 10),
     readyTimeoutMs: integer('readyTimeoutMs', options.readyTimeoutMs ?? 10_000, 1),
     closeTimeoutMs: integer('closeTimeoutMs', options.closeTimeoutMs ?? 1000, 0),
+    // Below two heartbeat periods a healthy replica would keep dropping out between polls.
+    maxReplicaLagMs: integer('maxReplicaLagMs', options.maxReplicaLagMs ?? DEFAULT_MAX_REPLICA_LAG_MS, 200),
     sketch: options.sketch ?? {},
     codec: options.codec ?? jsonCodec,
     random: options.random ?? Math.random,
@@ -268,3 +276,6 @@ function urlScheme(url: string): string {
 function defaultAgentId(): string {
   return `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`
 }
+
+/** replica_read's bound on a replica's lag when none is given. */
+export const DEFAULT_MAX_REPLICA_LAG_MS = 500

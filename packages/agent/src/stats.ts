@@ -75,6 +75,8 @@ export interface AgentStats {
   loadFailures: number
   /** Plain reads of coalesce keys: GETs sent to Redis, and reads that shared a GET already in flight. */
   coalescedReads: { sent: number; joined: number }
+  /** Reads of replica_read keys sent to a replica, and of those, the ones that went to the primary after all. */
+  replicaReads: { sent: number; fellBack: number }
 }
 
 /** getOrLoad's counters in AgentStats. */
@@ -112,6 +114,8 @@ export class AgentCounters {
   demotions = 0
   coalescedReadsSent = 0
   coalescedReadsJoined = 0
+  replicaReads = 0
+  replicaReadsFellBack = 0
 }
 
 /** What stats() reads besides the counters. */
@@ -130,7 +134,7 @@ export interface StatsSources {
 /** A copy of the counters with the current gauges, for stats(). */
 export function statsSnapshot(counters: AgentCounters, sources: StatsSources): AgentStats {
   const c = counters
-  const hotKeys: Record<Mitigation, number> = { local_cache: 0, split: 0, coalesce: 0 }
+  const hotKeys: Record<Mitigation, number> = { local_cache: 0, split: 0, coalesce: 0, replica_read: 0 }
   for (const hot of sources.hotKeys) hotKeys[hot.mitigation]++
   return {
     requests: c.requests,
@@ -161,5 +165,6 @@ export function statsSnapshot(counters: AgentCounters, sources: StatsSources): A
     stampede: { calls: c.loadCalls, ...sources.loads },
     loadFailures: c.loadFailures,
     coalescedReads: { sent: c.coalescedReadsSent, joined: c.coalescedReadsJoined },
+    replicaReads: { sent: c.replicaReads, fellBack: c.replicaReadsFellBack },
   }
 }

@@ -171,3 +171,5 @@ async function write(
     ...events.map((event) => sign(encodeRegistryEvent(event))),
   )
 }
+
+export { commandCalls, StampedWriter } from './replicas/replica-read-probe.js'

@@ -29,6 +29,7 @@ describe('options', () => {
       fastReportFloor: 100,
       maxPartialReportsPerWindow: 8,
       registryCheckMs: 2000,
+      maxReplicaLagMs: 500,
       stampede: { leaseMs: 5000, maxLeaseMs: 60_000, pollMs: 50, maxWaitMs: 5000 },
     })
     expect(options.codec.decode(options.codec.encode({ a: 1 }))).toEqual({ a: 1 })
@@ -49,6 +50,7 @@ describe('options', () => {
     [{ agentId: '' }, 'agentId', /1 to 128 characters/],
     [{ fastReportFloor: 0.5 }, 'fastReportFloor', /integer/],
     [{ stampede: { leaseMs: 0 } }, 'stampede.leaseMs', /at least 1/],
+    [{ maxReplicaLagMs: 199 }, 'maxReplicaLagMs', /at least 200, got 199/],
     [{ stampede: { maxWaitMs: 1.5 } }, 'stampede.maxWaitMs', /integer/],
     [
       { codec: { encode: JSON.stringify } as unknown as Codec },

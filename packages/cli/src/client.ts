@@ -4,7 +4,7 @@ import { CliError, ExitCode, exitCodeForStatus } from './exit-codes.js'
 /** One registry entry as GET /hotkeys lists it. */
 export interface HotKey {
   key: string
-  mitigation: 'local_cache' | 'split' | 'coalesce'
+  mitigation: 'local_cache' | 'split' | 'coalesce' | 'replica_read'
   splitFactor: number
   ttlSeconds: number | null
   source: 'auto' | 'manual'

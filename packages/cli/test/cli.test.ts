@@ -224,7 +224,7 @@ describe('the heatsink command', () => {
     expect(missingGlobal.stderr).toContain("Option '-u, --url <value>' argument missing")
     expect((await heatsink(['frobnicate'])).code).toBe(2)
     expect((await heatsink(['promote', 'k', '-m', 'cache'])).stderr).toContain(
-      '--mitigation must be one of local_cache, split, coalesce',
+      '--mitigation must be one of local_cache, split, coalesce, replica_read',
     )
     const help = await heatsink(['promote', '--help'])
     expect(help.code).toBe(0)

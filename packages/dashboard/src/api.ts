@@ -13,7 +13,7 @@ export class ApiError extends Error {
 
 /** Body of POST /hotkeys/{key}/promote. */
 export interface PromoteRequest {
-  mitigation: 'local_cache' | 'split' | 'coalesce'
+  mitigation: 'local_cache' | 'split' | 'coalesce' | 'replica_read'
   splitFactor?: number
   ttlSeconds?: number
 }

@@ -21,7 +21,7 @@ export interface RatePoint {
 /** A hot key with its live statistics. */
 export interface LiveHotKey {
   key: string
-  mitigation: 'local_cache' | 'split' | 'coalesce'
+  mitigation: 'local_cache' | 'split' | 'coalesce' | 'replica_read'
   splitFactor: number
   source: 'auto' | 'manual'
   detectedAt: number
@@ -46,7 +46,7 @@ export interface RegistryChange {
   /** Who made it: `api` for the REST API and the dashboard, a replica id for automatic changes. */
   actor: string
   reason: string
-  mitigation: 'local_cache' | 'split' | 'coalesce'
+  mitigation: 'local_cache' | 'split' | 'coalesce' | 'replica_read'
   splitFactor: number
   ttlSeconds: number | null
   requestsPerSecond: number | null

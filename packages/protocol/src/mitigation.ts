@@ -1,7 +1,10 @@
 import { z } from 'zod'
 
-/** How a hot key is relieved: cached in-process, split over shard copies, or its loads coalesced. */
-export const Mitigation = z.enum(['local_cache', 'split', 'coalesce'])
+/**
+ * How a hot key is relieved: cached in-process, split over shard copies, its loads coalesced, or its reads spread
+ * over the primary's replicas (within a bound on their replication lag).
+ */
+export const Mitigation = z.enum(['local_cache', 'split', 'coalesce', 'replica_read'])
 export type Mitigation = z.infer<typeof Mitigation>
 
 /** Largest number of copies a split key is spread over. */

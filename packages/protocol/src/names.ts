@@ -56,6 +56,12 @@ export interface HeatsinkNames {
    * while different shards and windows spread over a Cluster.
    */
   windowCountersKey(windowStart: number, shard: number): string
+  /**
+   * The heartbeat one agent writes on one primary (a string `<sequence> <time ms>`), read on that primary's
+   * replicas to measure their replication lag for replica_read. `tag` puts it on a Cluster master's slots (any
+   * short base-36 tag; standalone uses '0').
+   */
+  heartbeatKey(agentId: string, tag: string): string
   /** Per-agent statistics of one registered key (hash: agent id -> encoded HotKeyStats with its window). */
   keyStatsKey(keyHash: string): string
   /** Per-agent error samples of one key (hash: agent id -> [estimate, exact, windowStart] as JSON). */
@@ -130,6 +136,10 @@ export function createNames(
     agentsKey: `${namespace}:agents`,
     databaseMarkerKey: `${namespace}:db-marker`,
     windowCountersKey: (windowStart: number, shard: number) => `${namespace}:w:{${windowStart}:${shard}}`,
+    heartbeatKey: (agentId: string, tag: string) => {
+      if (!SLOT_TAG_PATTERN.test(tag)) throw new RangeError(`invalid slot tag ${JSON.stringify(tag)}`)
+      return `${namespace}:heartbeat:{${tag}}:${agentId}`
+    },
     keyStatsKey: (hash: string) => `${namespace}:stats:${hash}`,
     sketchSampleKey: (hash: string) => `${namespace}:sketch:${hash}`,
     splitShardKey: (key: string, splitFactor: number, index: number, tag: string) =>
@@ -174,6 +184,7 @@ export const HEATSINK_NAME_PARTS: {
     'split-touched:',
     'split-stamp:',
     'split-held:',
+    'heartbeat:{',
   ],
   single: [
     'registry',

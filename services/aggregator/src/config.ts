@@ -60,6 +60,7 @@ const Environment = z.object({
   HEATSINK_REPLICA_ID: envMatching('1 to 128 characters', (raw) => raw.length <= 128),
   HEATSINK_WRITE_SHARE: share,
   HEATSINK_MISS_SHARE: share,
+  HEATSINK_REPLICA_READ_SHARE: share,
   HEATSINK_SPLIT_WRITE_CAPACITY: positiveNumber,
   HEATSINK_SPLIT_MAX: envNumber(
     'a power of two from 2 to 1024',
@@ -144,6 +145,7 @@ function configSchema(cwd: string) {
         missShare: env.HEATSINK_MISS_SHARE ?? DEFAULT_MITIGATION_POLICY.missShare,
         splitWriteCapacity: env.HEATSINK_SPLIT_WRITE_CAPACITY ?? DEFAULT_MITIGATION_POLICY.splitWriteCapacity,
         maxSplitFactor: env.HEATSINK_SPLIT_MAX ?? DEFAULT_MITIGATION_POLICY.maxSplitFactor,
+        replicaReadShare: env.HEATSINK_REPLICA_READ_SHARE ?? DEFAULT_MITIGATION_POLICY.replicaReadShare,
       },
       maxReportAgeMs: env.HEATSINK_MAX_REPORT_AGE_MS ?? 30_000,
       /** From SIGTERM to exit, whatever clients do; within Kubernetes' default 30 s grace period. */

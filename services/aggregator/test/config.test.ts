@@ -33,7 +33,13 @@ describe('loadConfig', () => {
       windowMs: 1000,
       counterShards: 1,
       replicaId: `${hostname()}-${process.pid}`,
-      policy: { writeShare: 0.3, missShare: 0.1, splitWriteCapacity: 10_000, maxSplitFactor: 64 },
+      policy: {
+        writeShare: 0.3,
+        missShare: 0.1,
+        splitWriteCapacity: 10_000,
+        maxSplitFactor: 64,
+        replicaReadShare: null,
+      },
       maxReportAgeMs: 30_000,
       shutdownTimeoutMs: 10_000,
       maxClockSkewMs: 5000,
@@ -48,6 +54,7 @@ describe('loadConfig', () => {
       HEATSINK_MISS_SHARE: '0.2',
       HEATSINK_SPLIT_WRITE_CAPACITY: '5000',
       HEATSINK_SPLIT_MAX: '16',
+      HEATSINK_REPLICA_READ_SHARE: '0.05',
       HEATSINK_MAX_REPORT_AGE_MS: '10000',
     })
     expect(config.policy).toEqual({
@@ -55,6 +62,7 @@ describe('loadConfig', () => {
       missShare: 0.2,
       splitWriteCapacity: 5000,
       maxSplitFactor: 16,
+      replicaReadShare: 0.05,
     })
     expect(config.maxReportAgeMs).toBe(10_000)
     expect(() => loadConfig({ HEATSINK_SPLIT_MAX: '12' })).toThrow(

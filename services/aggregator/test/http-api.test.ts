@@ -71,6 +71,17 @@ describe('REST API', () => {
   })
 
   describe('hot keys', () => {
+    it('promotes a key to replica_read, kept in Postgres and listed as such', async () => {
+      const app = api()
+      const created = await promote(app, 'feed:big', { mitigation: 'replica_read' })
+      expect(created.statusCode).toBe(201)
+      expect(created.json()).toMatchObject({ key: 'feed:big', mitigation: 'replica_read', splitFactor: 1 })
+      expect(await registry.get('feed:big')).toMatchObject({ mitigation: 'replica_read' })
+      expect((await app.inject({ url: '/hotkeys' })).json().hotkeys).toMatchObject([
+        { key: 'feed:big', mitigation: 'replica_read' },
+      ])
+    })
+
     it('promotes (201), lists with live rates and ISO times, re-promotes (200), and demotes (204, then 404)', async () => {
       const app = api()
       expect((await app.inject({ url: '/hotkeys' })).json()).toEqual({ hotkeys: [] })
@@ -180,7 +191,7 @@ describe('REST API', () => {
         { mitigation: 'local_cache', ttlSeconds: 1.5 },
         'body/ttlSeconds must be a positive integer of at most 2147483647',
       ],
-      [{ mitigation: 'evict' }, 'body/mitigation must be one of local_cache, split, coalesce'],
+      [{ mitigation: 'evict' }, 'body/mitigation must be one of local_cache, split, coalesce, replica_read'],
       [{ splitFactor: 2 }, 'body/mitigation is required'],
       [{ mitigation: 'split', splitfactor: 4 }, 'body has unknown field(s) splitfactor'],
       [[], 'body must be a JSON object with a mitigation'],
@@ -385,6 +396,7 @@ describe('REST API', () => {
       const body = promoteOp.requestBody.content['application/json'].schema
       expect(Object.keys(body.properties).sort()).toEqual(['mitigation', 'splitFactor', 'ttlSeconds'])
       expect(body.required).toEqual(['mitigation'])
+      expect(body.properties.mitigation.enum).toEqual(['local_cache', 'split', 'coalesce', 'replica_read'])
       expect(document.paths['/hotkeys/{key}'].delete.parameters).toEqual([
         expect.objectContaining({ name: 'key', in: 'path', required: true }),
       ])

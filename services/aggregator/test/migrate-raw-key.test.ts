@@ -57,7 +57,8 @@ describe('0002_raw_key_bytes on a registry written before it', () => {
         '${payload}'::jsonb)`,
     )
 
-    expect(await migrate(db)).toEqual(['0002_raw_key_bytes'])
+    // 0003 widens the mitigation CHECK of the same tables (replica_read).
+    expect(await migrate(db)).toEqual(['0002_raw_key_bytes', '0003_replica_read'])
     const registry = new RegistryService(db)
     expect((await registry.list()).map((e) => e.key)).toEqual([key])
     const [event] = await new RegistryStore().eventsToPublish(db, 0, 1, 10)
@@ -71,5 +72,13 @@ describe('0002_raw_key_bytes on a registry written before it', () => {
       { version: '1', raw_key: key },
       { version: '2', raw_key: key },
     ])
+    const promoted = await registry.promote({
+      key,
+      mitigation: 'replica_read',
+      source: 'manual',
+      actor: 'test',
+      reason: 'test',
+    })
+    expect(promoted).toMatchObject({ entry: { mitigation: 'replica_read', version: 3 } })
   })
 })

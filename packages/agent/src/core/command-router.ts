@@ -37,6 +37,13 @@ export interface CommandRouterParts {
   splitFactor(hot: HotKey): number
   /** Folds split key `hot` (laid out over `n`) into its base key, where it stays until the registry changes. */
   holdSplit(hot: HotKey, n: number): Promise<unknown>
+  /**
+   * A replica_read key's read on one of its primary's replicas (the parser's reply; a rejection: ask the primary),
+   * or undefined when none may take it now.
+   */
+  replicaRead(name: string, command: string, args: readonly unknown[]): Promise<unknown> | undefined
+  /** This process's write to registered key `name` was answered (replica_read reads it from the primary until the replicas have it). */
+  written(name: string): void
 }
 
 /** A decision: a route, a wait for a split key's classification or fold (then decide again), or send unchanged. */
@@ -45,7 +52,8 @@ type Decision = Route | SplitWait | undefined
 /**
  * The data-plane core: one decision per command, from the command table. Every key a command touches is
  * recorded (read or write); reads of local_cache keys are answered from L1, identical reads of coalesce keys
- * share one round trip, split keys go over their shards, and everything else goes to Redis unchanged. Writes
+ * share one round trip, reads of replica_read keys go to a replica within the lag bound, split keys go over their
+ * shards, and everything else goes to Redis unchanged. Writes
  * to a registered key evict this process's L1 before they are sent and again when answered, and while one is
  * in flight no read of the key is filled from the tracking connection (it would overtake the write): reads
  * queue behind it on the client's own connection, so a process always reads its own writes. A command of a
@@ -63,7 +71,7 @@ export class CommandRouter {
 
   constructor(parts: CommandRouterParts) {
     this.#parts = parts
-    this.#fences = new WriteFences(parts.invalidate, parts.publish)
+    this.#fences = new WriteFences(parts.invalidate, parts.publish, parts.written)
     this.#scripts = new ScriptBarriers(parts.barrier)
     this.#splitKeys = new SplitKeys({
       splitter: parts.splitter,
@@ -182,12 +190,36 @@ export class CommandRouter {
         : this.#splitKeys.foldFor(hot)
     }
     // After a script of this connection, L1 and reads in flight may not yet know what it wrote.
-    if (queued || state.unsettledScripts > 0) return undefined
-    return hot.mitigation === 'local_cache'
-      ? spec.cacheable
-        ? this.#fromCache(spec, args, name, hot, keyIndex)
-        : undefined
-      : this.#coalesced(spec, args, name, hot, keyIndex)
+    if (queued || state.unsettledScripts > 0 || !spec.cacheable) return undefined
+    switch (hot.mitigation) {
+      case 'local_cache':
+        return this.#fromCache(spec, args, name, hot, keyIndex)
+      case 'replica_read':
+        return this.#fromReplica(spec, args, name, hot)
+      default:
+        return this.#coalesced(spec, args, name, hot, keyIndex)
+    }
+  }
+
+  // The same command on a replica within the lag bound; the primary when none is, when this process's write to
+  // the key is in flight, or when the replica fails (FALL_THROUGH: the caller never sees a replica's failure).
+  #fromReplica(spec: CommandSpec, args: readonly unknown[], name: string, hot: HotKey): Route | undefined {
+    if (this.#fences.has(name)) return undefined
+    const read = this.#parts.replicaRead(name, spec.name, args)
+    if (read === undefined) return undefined
+    return {
+      kind: 'deferred',
+      reply: read.then(
+        (reply) => {
+          if (reply === null) this.#onMiss(name, hot)
+          return reply
+        },
+        () => {
+          this.#parts.counters.replicaReadsFellBack++
+          return Promise.reject(FALL_THROUGH)
+        },
+      ),
+    }
   }
 
   #fromCache(
@@ -229,7 +261,7 @@ export class CommandRouter {
     hot: HotKey,
     keyIndex: number,
   ): Route | undefined {
-    if (!spec.cacheable || this.#fences.has(name)) return undefined
+    if (this.#fences.has(name)) return undefined
     const counters = this.#parts.counters
     const signature = signatureOf(spec.name, args, keyIndex)
     const shared = this.#flights.join(name, signature)

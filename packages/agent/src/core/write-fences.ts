@@ -12,10 +12,17 @@ export class WriteFences {
   readonly #writing = new Map<string, number>()
   readonly #invalidate: (name: string) => void
   readonly #publish: (names: string[]) => void
+  readonly #answered: (name: string) => void
 
-  constructor(invalidate: (name: string) => void, publish: (names: string[]) => void) {
+  /** `answered` hears of each write lifted, for what must follow a write of this process (replica_read). */
+  constructor(
+    invalidate: (name: string) => void,
+    publish: (names: string[]) => void,
+    answered: (name: string) => void = () => {},
+  ) {
     this.#invalidate = invalidate
     this.#publish = publish
+    this.#answered = answered
   }
 
   /** Whether a write of this process to `name` is in flight. */
@@ -57,6 +64,7 @@ export class WriteFences {
   lift(names: string[]): void {
     for (const name of names) {
       this.#invalidate(name)
+      this.#answered(name)
       const count = (this.#writing.get(name) ?? 1) - 1
       if (count === 0) this.#writing.delete(name)
       else this.#writing.set(name, count)

@@ -58,6 +58,7 @@ export const heatsinkOptionsSchema = z.strictObject({
   registryCheckMs: count,
   readyTimeoutMs: count,
   closeTimeoutMs: count,
+  maxReplicaLagMs: count,
   sketch: sketchSchema.optional(),
   codec: withMethods(['encode', 'decode'], 'must have encode(value) and decode(text) functions').optional(),
   random: fn('a function returning a number in [0, 1)').optional(),

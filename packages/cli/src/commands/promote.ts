@@ -2,20 +2,20 @@ import type { PromoteBody } from '../client.js'
 import type { Command } from '../command.js'
 import { CliError, ExitCode } from '../exit-codes.js'
 
-const MITIGATIONS = ['local_cache', 'split', 'coalesce']
+const MITIGATIONS = ['local_cache', 'split', 'coalesce', 'replica_read']
 
 /** `heatsink promote KEY --mitigation M`: put a key in the registry by hand, or change its entry. */
 export const promoteCommand: Command = {
   name: 'promote',
   summary: 'promote a key (or change its mitigation)',
-  usage: 'promote KEY --mitigation local_cache|split|coalesce [--ttl S] [--split-factor N]',
+  usage: 'promote KEY --mitigation local_cache|split|coalesce|replica_read [--ttl S] [--split-factor N]',
   options: {
     mitigation: { type: 'string', short: 'm' },
     ttl: { type: 'string' },
     'split-factor': { type: 'string' },
   },
   optionHelp: [
-    '-m, --mitigation M     local_cache, split or coalesce (required)',
+    '-m, --mitigation M     local_cache, split, coalesce or replica_read (required)',
     '    --ttl S            the promotion lapses after S seconds (default: until demoted)',
     '    --split-factor N   shards of a split key, a power of two (only with split)',
   ],

@@ -50,6 +50,7 @@ export function PromoteForm({ initialKey = '' }: { initialKey?: string }) {
           <option value="local_cache">local_cache</option>
           <option value="split">split</option>
           <option value="coalesce">coalesce</option>
+          <option value="replica_read">replica_read</option>
         </select>
       </label>
       {mitigation === 'split' ? (

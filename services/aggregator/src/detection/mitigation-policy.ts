@@ -23,6 +23,12 @@ export interface MitigationPolicyOptions {
   splitWriteCapacity: number
   /** Most shards an automatic split may use. */
   maxSplitFactor: number
+  /**
+   * Writes at or above this share (and below writeShare) make a read-hot key change too often for L1: each write
+   * empties every agent's copy, so reads go to its primary's replicas instead (replica_read). Null: replica_read
+   * is never chosen automatically, for only the operator knows that the agents' Redis has replicas.
+   */
+  replicaReadShare: number | null
 }
 
 export const DEFAULT_MITIGATION_POLICY: MitigationPolicyOptions = {
@@ -30,6 +36,7 @@ export const DEFAULT_MITIGATION_POLICY: MitigationPolicyOptions = {
   missShare: 0.1,
   splitWriteCapacity: 10_000,
   maxSplitFactor: 64,
+  replicaReadShare: null,
 }
 
 /** A mitigation the policy chose. */
@@ -49,8 +56,9 @@ export function isWriteHot(shape: TrafficShape, options: MitigationPolicyOptions
  * by SADD/SREM and its reads, a sorted set by ZADD pairs and rank reads, a plain value by GET and SET); a
  * write-hot key with other forms gets nothing (undefined): no other mitigation relieves writes, and a registered
  * key costs an invalidation broadcast per write. Misses dominate -> coalesce (the herd is on the loader, not on
- * Redis); otherwise local_cache, the cheapest defense for read-mostly keys. Writes are checked first because a
- * write-hot key also misses after each write.
+ * Redis). A read-hot key written often enough that L1 would keep being emptied (replicaReadShare, when the
+ * operator set it because the agents' Redis has replicas) -> replica_read; otherwise local_cache, the cheapest
+ * defense for read-mostly keys. Writes are checked first because a write-hot key also misses after each write.
  */
 export function chooseMitigation(
   shape: TrafficShape,
@@ -62,6 +70,10 @@ export function chooseMitigation(
   }
   if (shape.misses / Math.max(1, shape.count) >= options.missShare) {
     return { mitigation: 'coalesce', splitFactor: 1 }
+  }
+  const replicaReadShare = options.replicaReadShare ?? null
+  if (replicaReadShare !== null && shape.writes / Math.max(1, shape.count) >= replicaReadShare) {
+    return { mitigation: 'replica_read', splitFactor: 1 }
   }
   return { mitigation: 'local_cache', splitFactor: 1 }
 }

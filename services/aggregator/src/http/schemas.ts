@@ -34,7 +34,7 @@ export const PromoteBody = z
       mitigation: z
         .enum(Mitigation.options, { error: required(mitigationMessage) })
         .describe(
-          'local_cache: agents cache the value in-process; split: spread over copies; coalesce: one load at a time',
+          'local_cache: agents cache the value in-process; split: spread over copies; coalesce: one load at a time; replica_read: reads spread over the primary’s replicas within maxReplicaLagMs',
         ),
       splitFactor: z
         .int({ error: splitFactorMessage })
