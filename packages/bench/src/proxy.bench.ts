@@ -1,6 +1,6 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { connect, type Socket } from 'node:net'
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import type { Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -9,6 +9,14 @@ import { ensureRedis, freePort } from '@heatsink/devservices'
 import { createNames } from '@heatsink/protocol'
 import { Redis } from 'ioredis'
 import { percentile } from './harness.js'
+import {
+  ensureDebianBinary,
+  openIdle,
+  type RedisBenchmarkLoad,
+  type RedisBenchmarkRun as Run,
+  redisBenchmark,
+  waitForPort,
+} from './redis-benchmark.js'
 import type { ResultRow } from './results.js'
 
 const ROUNDS = Number(process.env.PROXY_BENCH_ROUNDS ?? 5)
@@ -17,13 +25,8 @@ const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url))
 // redis-benchmark's key without -r: every request names this one key.
 const HOT_KEY = 'key:__rand_int__'
 
-interface Scenario {
+interface Scenario extends RedisBenchmarkLoad {
   label: string
-  test: 'get' | 'set'
-  pipeline: number
-  /** -r: keys drawn from this many; undefined for the one hot key. */
-  keyspace: number | undefined
-  requests: number
 }
 
 const SCENARIOS: Scenario[] = [
@@ -60,12 +63,6 @@ const SCENARIOS: Scenario[] = [
 ]
 
 type Target = 'redis' | 'nutcracker' | 'heatsink'
-
-interface Run {
-  rps: number
-  p50: number
-  p99: number
-}
 
 /**
  * The Heatsink proxy against Debian's nutcracker (twemproxy 0.5, the C proxy) and Redis itself, with
@@ -207,28 +204,6 @@ async function startProxies(
   }
 }
 
-async function redisBenchmark(binary: string, port: number, scenario: Scenario): Promise<Run> {
-  const args = ['-p', String(port), '-c', '50', '-n', String(scenario.requests), '-t', scenario.test, '--csv']
-  if (scenario.pipeline > 1) args.push('-P', String(scenario.pipeline))
-  if (scenario.keyspace !== undefined) args.push('-r', String(scenario.keyspace))
-  const output = await new Promise<string>((resolve, reject) => {
-    const child = spawn(binary, args)
-    let stdout = ''
-    child.stdout.setEncoding('utf8').on('data', (text: string) => {
-      stdout += text
-    })
-    child.on('error', reject)
-    child.on('close', (code) =>
-      code === 0 ? resolve(stdout) : reject(new Error(`redis-benchmark exited ${code}`)),
-    )
-  })
-  // "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
-  const cells = (output.trim().split('\n')[1] ?? '')
-    .split(',')
-    .map((cell) => Number(cell.replaceAll('"', '')))
-  return { rps: cells[1] ?? 0, p50: cells[4] ?? 0, p99: cells[6] ?? 0 }
-}
-
 function median(values: number[]): number {
   return percentile(
     [...values].sort((a, b) => a - b),
@@ -287,24 +262,6 @@ async function idleMemory(
   return result
 }
 
-function openIdle(port: number): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ port, host: '127.0.0.1' })
-    socket.setTimeout(5000, () => {
-      socket.destroy()
-      reject(new Error(`no PONG from port ${port} within 5 s`))
-    })
-    socket.once('error', reject)
-    socket.once('connect', () => {
-      socket.write('*1\r\n$4\r\nPING\r\n')
-      socket.once('data', () => {
-        socket.setTimeout(0)
-        resolve(socket)
-      })
-    })
-  })
-}
-
 function rss(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
   const match = /^VmRSS:\s+(\d+) kB/m.exec(status)
@@ -313,31 +270,3 @@ function rss(pid: number): number {
 
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`
-
-async function waitForPort(port: number): Promise<void> {
-  const deadline = Date.now() + 15_000
-  for (;;) {
-    try {
-      const socket = await openIdle(port)
-      socket.destroy()
-      return
-    } catch (error) {
-      if (Date.now() > deadline) throw error
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-  }
-}
-
-// The benchmark installs what it compares against when missing (the machines run Debian as root).
-function ensureDebianBinary(path: string, debianPackage: string): string {
-  if (existsSync(path)) return path
-  const install = () =>
-    execFileSync('apt-get', ['install', '-y', '--no-install-recommends', debianPackage], { stdio: 'inherit' })
-  try {
-    install()
-  } catch {
-    execFileSync('apt-get', ['update'], { stdio: 'inherit' })
-    install()
-  }
-  return path
-}

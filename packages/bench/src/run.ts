@@ -11,6 +11,7 @@ import { benchL1Hit } from './l1-hit.bench.js'
 import { benchOffload } from './offload.bench.js'
 import { benchPassThrough } from './pass-through.bench.js'
 import { benchProxy } from './proxy.bench.js'
+import { benchProxyCpu } from './proxy-cpu.bench.js'
 import { benchReportDecode } from './report-decode.bench.js'
 import { printRow, type ResultRow, saveRows } from './results.js'
 import { benchSketchRecord } from './sketch-record.bench.js'
@@ -33,6 +34,7 @@ const benchmarks: Record<string, () => ResultRow[] | Promise<ResultRow[]>> = {
   'front-door-l1-hit': benchFrontDoorL1Hit,
   'front-door-split-read': benchFrontDoorSplitRead,
   proxy: benchProxy,
+  'proxy-cpu': benchProxyCpu,
   'cluster-slot': benchClusterSlot,
 }
 
@@ -61,8 +63,15 @@ console.log(`results written to ${saveRows(rows, { merge: only !== undefined })}
 function benchmarkToRun(args: string[]): string | undefined {
   const known = Object.keys(benchmarks).join(', ')
   try {
-    // Strict: no flag is known, so `--proxy` is an error naming it rather than a run of everything.
-    const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true })
+    // Strict: an unknown flag such as `--proxy` is an error naming it rather than a run of everything.
+    const { positionals, values } = parseArgs({
+      args,
+      options: { base: { type: 'string' } },
+      strict: true,
+      allowPositionals: true,
+    })
+    // --base <dir>: a built checkout that proxy-cpu compares with (HEATSINK_BENCH_BASE).
+    if (values.base !== undefined) process.env.HEATSINK_BENCH_BASE = values.base
     if (positionals.length > 1) throw new Error(`one benchmark at a time, got ${positionals.join(' ')}`)
     const only = positionals[0]
     if (only !== undefined && !(only in benchmarks)) throw new Error(`unknown benchmark ${only}`)
