@@ -39,7 +39,6 @@ export {
   WireVersionMismatchError,
 } from './errors.js'
 export { AgentId, EpochMs, MAX_AGENT_ID_LENGTH, MAX_KEY_BYTES, RedisKey } from './fields.js'
-export { FollowingRedis } from './following-redis.js'
 export { Invalidation, MAX_INVALIDATION_KEYS } from './invalidation.js'
 export { KEY_HASH_LENGTH, KeyHash, keyHash } from './key-hash.js'
 export type {

@@ -1,5 +1,6 @@
-import { FollowingRedis, isSentinelUrl, keepSocketErrorsHandled, parseSentinelUrl } from '@heatsink/protocol'
+import { isSentinelUrl, keepSocketErrorsHandled, parseSentinelUrl } from '@heatsink/protocol'
 import { Cluster, Redis, type RedisOptions } from 'ioredis'
+import { FollowingRedis } from './following-redis.js'
 
 /**
  * Where the aggregator's Redis is: a redis:// URL (one node of a Cluster when `redisCluster`), or a

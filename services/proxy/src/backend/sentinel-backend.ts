@@ -1,7 +1,6 @@
 import { isIP } from 'node:net'
 import type { ConnectionOptions } from 'node:tls'
 import {
-  FollowingRedis,
   InvalidRedisUrlError,
   keepSocketErrorsHandled,
   parseSentinelUrl,
@@ -10,6 +9,7 @@ import {
 import type { Redis, RedisOptions } from 'ioredis'
 import { BackendAddressError } from '../errors.js'
 import type { BackendAddress } from './backend-address.js'
+import { FollowingRedis } from './following-redis.js'
 import { type NodeAddress, SentinelPrimary } from './sentinel-primary.js'
 
 /** What a Sentinel backend takes of the proxy's options. */

@@ -4,9 +4,8 @@ import { Redis, type RedisOptions } from 'ioredis'
 const RESTART_MS = 100
 
 /**
- * An ioredis Sentinel client, and every duplicate() of it (the aggregator's report readers and the proxy agent's own
- * connections are made that way), that drops its connection on `+switch-master` (failoverDetector) and never stays
- * ended by accident. In ioredis 5.11,
+ * An ioredis Sentinel client, and every duplicate() of it (the report readers are made that way), that
+ * drops its connection on `+switch-master` (failoverDetector) and never stays ended by accident. In ioredis 5.11,
  * +switch-master arriving while the client is already reconnecting (the primary crashed) aborts that connect and
  * ends the client for good; this one connects again unless its owner ended it (disconnect() or quit()).
  */
