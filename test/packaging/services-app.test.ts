@@ -47,7 +47,7 @@ describe('the aggregator, the proxy and the CLI installed with npm in an app out
     const aggregator = start('heatsink-aggregator', { REDIS_URL: 'localhost:6379' })
     expect(await aggregator.exited()).toBe(2)
     expect(aggregator.output()).toMatch(
-      /REDIS_URL: expected a redis:\/\/ or rediss:\/\/ URL, got 'localhost:6379'/,
+      /REDIS_URL: expected a redis:\/\/, rediss:\/\/, redis\+sentinel:\/\/ or rediss\+sentinel:\/\/ URL, got 'localhost:6379'/,
     )
   })
 
@@ -83,7 +83,9 @@ describe('the aggregator, the proxy and the CLI installed with npm in an app out
   it('heatsink-proxy refuses a bad environment, and serves Redis commands on its port', async () => {
     const refused = start('heatsink-proxy', { REDIS_URL: 'localhost:6379' })
     expect(await refused.exited()).toBe(2)
-    expect(refused.output()).toMatch(/REDIS_URL: expected a redis:\/\/ or rediss:\/\/ URL/)
+    expect(refused.output()).toMatch(
+      /REDIS_URL: expected a redis:\/\/, rediss:\/\/, redis\+sentinel:\/\/ or rediss\+sentinel:\/\/ URL/,
+    )
 
     const [port, metricsPort] = [await freePort(), await freePort()]
     const proxy = start('heatsink-proxy', {
