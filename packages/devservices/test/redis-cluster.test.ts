@@ -1,4 +1,4 @@
-import { Cluster } from 'ioredis'
+import { Cluster, Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import { findExecutable } from '../src/find-executable.js'
 import { ServiceUnavailableError, startRedisCluster } from '../src/index.js'
@@ -36,9 +36,12 @@ describe('startRedisCluster', () => {
       const client = new Cluster(cluster.nodes)
       try {
         expect(cluster.nodes).toHaveLength(6)
-        await client.set('hs-cluster-failover', 'kept')
-        await client.wait(1, 1000)
         const ownerPort = await slotOwnerPort(client, 'hs-cluster-failover')
+        // WAIT through a Cluster client goes to any node: ask the key's own master, which the replica follows.
+        const owner = new Redis(ownerPort, '127.0.0.1')
+        await owner.set('hs-cluster-failover', 'kept')
+        expect(await owner.wait(1, 5000)).toBe(1)
+        owner.disconnect()
         await cluster.servers.find((server) => server.port === ownerPort)?.crash()
 
         // The replica takes over after cluster-node-timeout (2 s) and holds the value its master had synced.
