@@ -160,4 +160,42 @@ describe('deployment files', () => {
     expect(demo.command).toEqual(['node', 'dist/traffic-agent.js'])
     expect(existsSync(join(REPO_ROOT, 'services/quickstart/src/traffic-agent.ts'))).toBe(true)
   })
+
+  it('the Sentinel compose file gives every component one redis+sentinel:// URL naming its three sentinels', () => {
+    interface ComposeService {
+      command?: string[]
+      environment?: Record<string, string>
+      depends_on?: Record<string, unknown>
+    }
+    const compose = parse(read('compose.sentinel.yaml'), { merge: true }) as {
+      services: Record<string, ComposeService>
+    }
+    const services = compose.services
+    const sentinels = Object.keys(services).filter((name) => name.startsWith('sentinel-'))
+    expect(sentinels).toEqual(['sentinel-1', 'sentinel-2', 'sentinel-3'])
+    for (const name of sentinels) {
+      // Each monitors the primary service by name, with a quorum of 2 of the 3.
+      expect(services[name]?.command?.join(' ')).toContain('sentinel monitor mymaster redis-primary 6379 2')
+    }
+    expect(services['redis-replica']?.command).toEqual(
+      expect.arrayContaining(['--replicaof', 'redis-primary']),
+    )
+    const urls = new Set<string>()
+    for (const name of ['aggregator-1', 'aggregator-2']) {
+      const service = services[name] as ComposeService
+      // The password comes from the environment compose runs in (a Secret in Kubernetes), never from the file.
+      expect(service.environment?.HEATSINK_SENTINEL_PASSWORD).toMatch(/^\$\{HEATSINK_SENTINEL_PASSWORD:-\}$/)
+      const config = loadConfig({
+        ...service.environment,
+        HEATSINK_API_TOKEN: 'token',
+        HEATSINK_SENTINEL_PASSWORD: 'from-the-environment',
+      })
+      expect(config.sentinelPassword).toBe('from-the-environment')
+      urls.add(config.redisUrl)
+    }
+    urls.add(services['demo-agent']?.environment?.REDIS_URL as string)
+    expect([...urls]).toEqual([
+      'redis+sentinel://sentinel-1:26379,sentinel-2:26379,sentinel-3:26379/mymaster',
+    ])
+  })
 })

@@ -19,7 +19,7 @@ describe("the quickstart (the README's first command)", () => {
     await Promise.race([once(holder, 'listening'), once(holder, 'error')])
     // No DATABASE_URL: the path a newcomer without Postgres takes, on the embedded PGlite.
     const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, REDIS_URL: redis().url }
-    const child = spawn(process.execPath, [entry, '--seconds=10'], {
+    const child = spawn(process.execPath, [entry, '--seconds=14'], {
       cwd: REPO_ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -64,6 +64,30 @@ describe("the quickstart (the README's first command)", () => {
     expect(namespace, output).toBeDefined()
     expect(output).toMatch(/demo:post:42 promoted \(auto\): local_cache, [0-9.]+ s after the traffic began/)
     expect(output).toContain('demo:post:42 was detected and mitigated.')
+    // The node view: its Redis is one node, with its load (which keys sit on it depends on how far the run got
+    // by each five-second summary; test/e2e/node-view-cluster.test.ts checks where keys are placed).
+    const node = new URL(redis().url).host
+    expect(output).toMatch(
+      /^Redis nodes \(standalone, imbalance 1\.00\), sampled by the control plane every 1 s$/m,
+    )
+    expect(output).toMatch(
+      new RegExp(`^  ${node.replaceAll('.', '\\.')} +master +[0-9,]+ +[0-9.]+% +[0-9.]+ MB +\\d+ `, 'm'),
+    )
+    // The flags redeploy (from +7 s, a DEL every 50 ms for 3 s under the storefront's cache-aside reads): one miss
+    // storm, raised while it deletes, on the run's Redis, with coalescing applied; and no storm on any other key.
+    const storms = [
+      ...output.matchAll(
+        /^\[\+([\d.]+)s\] miss storm on demo:config:flags on ([\d.:]+): [\d,]+ misses\/s \(baseline [\d,]+\/s\); Heatsink applied coalesce/gm,
+      ),
+    ]
+    expect(
+      storms.map((storm) => storm[2]),
+      output,
+    ).toEqual([node])
+    // Raised while it deletes, or just after on a loaded machine whose reports come late.
+    expect(Number(storms[0]?.[1]), output).toBeGreaterThanOrEqual(7)
+    expect(Number(storms[0]?.[1]), output).toBeLessThan(12)
+    expect(output.match(/miss storm on /g), output).toHaveLength(1)
     // The plain client (no Heatsink code) through the proxy: its key detected from the proxy's reports, and then
     // answered by the proxy's L1.
     expect(output).toMatch(/Proxy: redis:\/\/127\.0\.0\.1:\d+/)

@@ -9,7 +9,7 @@ import { until } from './support/until.js'
 const world = usePrivateServices()
 const newAgent = useAgents()
 const HOT_RPS = 2000
-// The specification's bound from onset to mitigation (typically under 2 s; detection's own figure is p99 0.98 s,
+// The bound Heatsink promises from onset to mitigation (5 s; typically under 2 s; detection's own figure is p99 0.98 s,
 // and this test prints what it measured): a detector left frozen by the loss would never meet it, and the bound
 // holds when the whole of `pnpm test` shares the two cores with this file.
 const DETECTION_BOUND_MS = 5000
@@ -102,7 +102,7 @@ describe.each(losses)('Redis loses its data: %s', (_name, loseData) => {
       expect(await writer.get(cached)).toBeNull()
       await until('reads answered after the loss', () => (seen[1]?.size ?? 0) > 0, 10_000)
       await writer.set(cached, 'after')
-      // Another client's write reaches L1 by Redis's tracking message: p99 4.8 ms (architecture.md).
+      // Another client's write reaches L1 by Redis's tracking message: p99 4.8 ms (docs/performance.md).
       await new Promise((resolve) => setTimeout(resolve, 50))
       phase = 2
       await new Promise((resolve) => setTimeout(resolve, 300))

@@ -33,7 +33,7 @@ beforeAll(async () => {
 })
 
 afterAll(() => {
-  // The table for the issue's closing note; `pnpm redis-suite` prints the same.
+  // The comparison table, per unit and mode, for the log; `pnpm redis-suite` prints the same.
   console.log(`${formatComparison(summaries)}\n\n${runs.length} unit runs in ${wallSeconds.toFixed(0)} s`)
 })
 
@@ -56,9 +56,18 @@ describe.each(UNITS)('%s', (unit) => {
       const unexpected = summary?.failed.filter(
         (failure) => failure.unit === unit && failure.limit === undefined,
       )
-      expect(unexpected?.map((failure) => `${failure.status}: ${failure.test}: ${failure.detail}`)).toEqual(
-        [],
-      )
+      const failures =
+        unexpected?.map((failure) => `${failure.status}: ${failure.test}: ${failure.detail}`) ?? []
+      // A unit that ended early leaves its remaining tests "not run": how it ended, and runtest's last words, say why.
+      expect(failures.length === 0 ? [] : [...howItEnded(runOf(unit, mode)), ...failures]).toEqual([])
     },
   )
 })
+
+function howItEnded(run: UnitModeRun | undefined): string[] {
+  if (run === undefined) return ['the unit never ran in this mode']
+  if (run.aborted === null && run.crashes.length === 0) return []
+  const tail = run.output.trimEnd().split('\n').slice(-30).join('\n')
+  const aborted = run.aborted === null ? '' : `aborted (${run.aborted.kind}): ${run.aborted.detail}; `
+  return [`${aborted}crashes: ${run.crashes.join('; ') || 'none'}; runtest's output ended:\n${tail}`]
+}

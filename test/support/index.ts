@@ -1,7 +1,9 @@
+export { DelayingForwarder } from './delaying-forwarder.js'
 export { AGGREGATOR_COMMAND, REPO_ROOT } from './entry-points.js'
 export { TestServiceMissingError } from './errors.js'
 export { type ChannelListener, listenToEveryChannel } from './every-channel.js'
 export type { FixtureScope, UseFixtureOptions } from './fixture-hooks.js'
+export { listenOnLoopback } from './loopback-server.js'
 export { testNamespace, testSchemaName } from './namespace.js'
 export { pacedReads } from './paced-reads.js'
 export {

@@ -1,64 +1,62 @@
+// Over 300 lines: the Agent is where the parts (L1, registry view, router, channels, reporter, stampede guard,
+// split, replicas) are built and wired to one another, and its constructor's callbacks close over each other;
+// every concept it wires lives in its own folder, and what remains here is that wiring and the lifecycle
+// (ready, close, channel loss) that spans all of them.
 import { CommandForm } from '@heatsink/commands'
 import type { Mitigation } from '@heatsink/protocol'
 import { TumblingWindows, WindowRecorder } from '@heatsink/sketch'
 import { createSplitter, type Reconciler, type Splitter } from '@heatsink/split'
-import {
-  createStampedeGuard,
-  FillAnnouncer,
-  fillChannel,
-  GuardClosedError,
-  type StampedeGuard,
-  unwrapStored,
-} from '@heatsink/stampede'
+import { createStampedeGuard, fillChannel, GuardClosedError, type StampedeGuard } from '@heatsink/stampede'
 import type { Cluster, Redis } from 'ioredis'
-import { CoalesceStrategy } from './coalesce-strategy.js'
-import type { OwnedConnections } from './connections.js'
-import { CommandRouter } from './core/command-router.js'
-import { ReplyCache } from './core/reply-cache.js'
+import { agentCommands } from './agent-commands.js'
+import { type Invalidate, InvalidationBus } from './channels/invalidation-bus.js'
+import type { MessageHandler } from './channels/subscriber.js'
+import { type InvalidationChannels, TRACKING_CHANNEL } from './channels/tracking.js'
+import type { OwnedConnections } from './connections/connections.js'
+import { CommandRouter } from './data-plane/command-router.js'
 import { AgentClosedError, AgentNotReadyError, FillAbandonedError } from './errors.js'
 import { AgentEvents } from './events/agent-events.js'
-import { type Invalidate, InvalidationBus } from './invalidation-bus.js'
-import { L1Cache } from './l1-cache.js'
-import { MultiGet } from './multi-get.js'
-import { observedLoader } from './observed-loader.js'
-import { checkLoadOptions } from './options/check-load-options.js'
-import type { ResolvedOptions } from './options.js'
-import { type HotKey, RegistryView } from './registry-view.js'
-import { ReplicaReadStrategy } from './replicas/replica-read-strategy.js'
-import { ReplicaReads } from './replicas/replica-reads.js'
-import { DEFAULT_ERROR_SAMPLING, Reporter } from './reporter.js'
-import { ReportingTuning } from './reporting-tuning.js'
-import { SplitStrategy } from './split-strategy.js'
-import { AgentCounters, type AgentStats, type InvalidationSource, statsSnapshot } from './stats.js'
+import { AgentCounters, type AgentStats, type InvalidationSource, statsSnapshot } from './events/stats.js'
+import { checkLoadOptions } from './get-or-load/check-load-options.js'
+import { L1Loads } from './get-or-load/l1-loads.js'
+import type { Loader, LoadOptions } from './get-or-load/loader.js'
+import { observedLoader } from './get-or-load/observed-loader.js'
 import {
   type FetchThrough,
-  type Loader,
-  type LoadOptions,
+  GuardedLoads,
   LocalCacheStrategy,
-  type ReadThrough,
   type StrategyTable,
-} from './strategies.js'
-import type { MessageHandler } from './subscriber.js'
+} from './get-or-load/strategies.js'
+import { ReplyCache, type ReplyFill } from './l1/reply-cache.js'
+import type { ResolvedOptions } from './options/agent-options.js'
+import type { HotKey } from './registry/hot-key.js'
+import { RegistryView } from './registry/registry-view.js'
+import { ReplicaReads } from './replicas/replica-reads.js'
+import { DEFAULT_ERROR_SAMPLING, Reporter } from './reporting/reporter.js'
+import { ReportingTuning } from './reporting/reporting-tuning.js'
+import { WatchAbortTally } from './reporting/watch-aborts.js'
+import { SplitStrategy } from './split/split-strategy.js'
 import { AgentTelemetry } from './telemetry/agent-telemetry.js'
-import { type InvalidationChannels, TRACKING_CHANNEL } from './tracking.js'
-import { WrappedCommands } from './wrapped-commands.js'
 
 /** What createAgent hands the agent: the data client, resolved options and the connections it opened. */
 export interface AgentParts<C extends Redis | Cluster> {
   data: C
   /** The control Redis's command connection; undefined when the data Redis is also the control Redis. */
-  control: Redis | undefined
+  control: Redis | Cluster | undefined
   options: ResolvedOptions
   connections: OwnedConnections
   reportConnection: Redis | Cluster
   openChannels(onMessage: MessageHandler): InvalidationChannels
+  /** Rejects when the control Redis cannot serve as one (checkStandaloneControl); ready() fails with it. */
+  controlCheck?: Promise<void>
 }
 
 /**
  * The Heatsink agent of one process: detection, reporting, the registry view, L1, coalescing, split keys and
- * invalidation, with the data-plane core (`router`) that the ioredis front door and the proxy hand every command.
- * The object createAgent returns also answers ioredis's get, set, del, mget and the counter, set and sorted-set
- * commands itself (WrappedCommands), plus getOrLoad; every other command stays on `agent.redis`.
+ * invalidation, with the data-plane core (`router`) that every front door hands its commands: the ioredis drop-in,
+ * the proxy, and the object createAgent returns, whose get, set, del, mget and counter, set and sorted-set
+ * methods go through it too (agentCommands). getOrLoad is the agent's own; every other command stays on
+ * `agent.redis`.
  */
 export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   /** The client the agent wraps, for every command it does not. */
@@ -66,16 +64,22 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   readonly agentId: string
   readonly #data: Redis
   /** Where Heatsink's own state is read and announced: the control Redis, or the data Redis without one. */
-  readonly #control: Redis
+  readonly #control: Redis | Cluster
   readonly #options: ResolvedOptions
   readonly #counters = new AgentCounters()
+  // The flights whose miss is counted. A flight's callers share its Fetched, and one miss is one read that found
+  // nothing and went to the loader (here or in a peer): the callers coalesced onto it are not misses of their own,
+  // or a hot key expiring under many readers would look like a miss storm (see MissStormWatch).
+  readonly #missedFlights = new WeakSet<object>()
+  readonly #watchAborts = new WatchAbortTally()
   readonly #recorder: WindowRecorder
   readonly #windows: TumblingWindows
   readonly #view: RegistryView
-  readonly #l1: L1Cache
+  /** The one L1: replies of every front door's reads, getOrLoad's values among them (see L1Loads). */
   readonly #replies: ReplyCache
+  readonly #loads: L1Loads
   /**
-   * The data-plane core for clients that hand the agent every command (the ioredis front door, the proxy).
+   * The data-plane core every front door hands its commands to: the drop-in, the proxy, this object's own methods.
    * @internal
    */
   readonly router: CommandRouter
@@ -84,7 +88,6 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   readonly #bus: InvalidationBus
   readonly #reporter: Reporter
   readonly #tuning: ReportingTuning
-  readonly #multiGet: MultiGet
   readonly #guard: StampedeGuard
   readonly #splitter: Splitter
   readonly #split: SplitStrategy
@@ -95,6 +98,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   readonly #events: AgentEvents
   readonly #telemetry: AgentTelemetry
   readonly #whenReady: Promise<void>
+  readonly #controlCheck: Promise<void>
   #markReady: () => void = () => {}
   #localCacheKeys = 0
   #readyCall: Promise<void> | undefined
@@ -112,9 +116,15 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     this.#whenReady = new Promise((resolve) => {
       this.#markReady = resolve
     })
+    this.#controlCheck = parts.controlCheck ?? Promise.resolve()
+    // Observed by ready(); a process that never calls it must not die of an unhandled rejection.
+    this.#controlCheck.catch((error: unknown) =>
+      log.error({ error: (error as Error).message }, 'control Redis refused'),
+    )
     this.#events = new AgentEvents(options.agentId)
-    this.#l1 = new L1Cache(options.l1, clock, this.#counters, this.#events, 'values')
-    this.#replies = new ReplyCache(options.l1, clock, this.#counters, this.#events, 'replies')
+    this.#replies = new ReplyCache(options.l1, clock, this.#counters, this.#events)
+    // Entries of a key still read are refilled ahead of their expiry.
+    this.#replies.hitsOf = (name) => this.#view.get(name)?.l1Hits
     this.#guard = createStampedeGuard({
       redis: parts.data,
       control: parts.control,
@@ -147,13 +157,16 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       connections: parts.connections,
       counters: this.#counters,
     })
+    this.#loads = new L1Loads(
+      this.#replies,
+      (name) => this.#fillReply(name, 'get', [name]),
+      clock,
+      options.l1,
+    )
     this.#split = new SplitStrategy(this.#splitter, this.#fetch, log, () => clock.now())
     this.#strategies = {
       local_cache: new LocalCacheStrategy({
-        l1: this.#l1,
-        fill: (name) => this.#counted(this.#channels.fill(name)),
-        readThrough: this.#readRegistered,
-        onMiss: this.#onMiss,
+        l1: this.#loads,
         fetch: this.#fetch,
         isCurrent: (name, generation) => guard.isCurrent(name, generation),
         codec: options.codec,
@@ -161,14 +174,12 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
         log,
       }),
       split: this.#split,
-      coalesce: new CoalesceStrategy({
-        data: parts.data,
-        generations: guard.generations,
-        fetch: this.#fetch,
-        onMiss: this.#onMiss,
-        counters: this.#counters,
-      }),
-      replica_read: new ReplicaReadStrategy(this.#replicaReads, this.#readRegistered, this.#fetch),
+      coalesce: new GuardedLoads(this.#fetch),
+      replica_read: new GuardedLoads(
+        this.#fetch,
+        () => this.#replicaReads.enter(),
+        (hot) => this.#replicaReads.leave(hot.key),
+      ),
     }
     this.#view = new RegistryView({
       readSnapshot: () => this.#control.hget(names.registrySnapshotKey, 'snapshot'),
@@ -176,6 +187,14 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       strategyFor: (mitigation) => this.#strategies[mitigation],
       onChange: (hot, before, after) => {
         if (before !== undefined) this.#strategies[before].leave(hot)
+        if (after === 'local_cache') {
+          this.#replies.admit(hot.key)
+          this.#localCacheKeys++
+        } else if (before === 'local_cache') {
+          this.#replies.retire(hot.key)
+          this.#localCacheKeys--
+        }
+        // Admitted before local_cache's enter, which fills the key at once.
         if (after !== undefined) this.#strategies[after].enter(hot)
         if (after !== undefined) {
           this.#counters.promotions++
@@ -184,25 +203,12 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
           this.#counters.demotions++
           this.#events.demoted(hot.key, before)
         }
-        if (after === 'local_cache') {
-          this.#replies.admit(hot.key)
-          this.#localCacheKeys++
-        } else if (before === 'local_cache') {
-          this.#replies.retire(hot.key)
-          this.#localCacheKeys--
-        }
         log.info({ key: hot.key, before, after }, 'registry change')
       },
       canCheck: () => this.#channels.state.up,
       registryKey: options.registryKey,
       counters: this.#counters,
       log,
-    })
-    this.#multiGet = new MultiGet({
-      data: this.#data,
-      view: this.#view,
-      readThrough: this.#readThrough,
-      onMiss: this.#onMiss,
     })
     this.#bus = new InvalidationBus({
       publish: (message) => this.#control.publish(names.invalidationChannel, message),
@@ -235,6 +241,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       events: this.#events,
       maxPartialsPerWindow: options.maxPartialReportsPerWindow,
       fastReportFloor: options.fastReportFloor,
+      watchAborts: () => this.#watchAborts.take(),
       clock,
       log,
     })
@@ -256,44 +263,12 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
         this.#tuning.repin()
       },
     })
-    const commands = new WrappedCommands({
-      data: this.#data,
-      leases: new FillAnnouncer(names, parts.control),
-      lookup: (name) => this.#view.get(name),
-      recorder: this.#recorder,
-      counters: this.#counters,
-      splitter: this.#splitter,
-      split: this.#split,
-      multiGet: this.#multiGet,
-      invalidate: (name) => this.#invalidate.key(name, 'local'),
-      publish: (written) => this.#bus.publish(written),
-    })
-    this.get = commands.get
-    this.set = commands.set
-    this.del = commands.del
-    this.mget = commands.mget
-    const split = commands.split
-    this.incr = split.incr
-    this.incrby = split.incrby
-    this.decr = split.decr
-    this.decrby = split.decrby
-    this.sadd = split.sadd
-    this.srem = split.srem
-    this.smembers = split.smembers
-    this.scard = split.scard
-    this.sismember = split.sismember
-    this.zadd = split.zadd
-    this.zrem = split.zrem
-    this.zscore = split.zscore
-    this.zcard = split.zcard
-    this.zrange = split.zrange
-    this.zrevrange = split.zrevrange
     this.router = new CommandRouter({
       lookup: (name) => this.#view.get(name),
       recorder: this.#recorder,
       counters: this.#counters,
       cache: this.#replies,
-      fill: (name, command, args) => this.#counted(this.#channels.fillReply(name, command, args)),
+      fill: (name, command, args) => this.#fillReply(name, command, args),
       invalidate: (name) => this.#invalidate.key(name, 'local'),
       invalidateAll: () => this.#invalidate.all('local'),
       barrier: () => this.#channels.barrier(),
@@ -306,7 +281,28 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       written: (name) => {
         if (this.#view.get(name)?.mitigation === 'replica_read') this.#replicaReads.wrote(name)
       },
+      watchAborted: (keys) => this.#watchAborts.record(keys),
     })
+    const commands = agentCommands(parts.data, this.router)
+    this.get = commands.get as Redis['get']
+    this.set = commands.set as Redis['set']
+    this.del = commands.del as Redis['del']
+    this.mget = commands.mget as Redis['mget']
+    this.incr = commands.incr as Redis['incr']
+    this.incrby = commands.incrby as Redis['incrby']
+    this.decr = commands.decr as Redis['decr']
+    this.decrby = commands.decrby as Redis['decrby']
+    this.sadd = commands.sadd as Redis['sadd']
+    this.srem = commands.srem as Redis['srem']
+    this.smembers = commands.smembers as Redis['smembers']
+    this.scard = commands.scard as Redis['scard']
+    this.sismember = commands.sismember as Redis['sismember']
+    this.zadd = commands.zadd as Redis['zadd']
+    this.zrem = commands.zrem as Redis['zrem']
+    this.zscore = commands.zscore as Redis['zscore']
+    this.zcard = commands.zcard as Redis['zcard']
+    this.zrange = commands.zrange as unknown as Redis['zrange']
+    this.zrevrange = commands.zrevrange as unknown as Redis['zrevrange']
     // One agent at a time (under a lease) evens out shards that drifted and finishes folds others left.
     this.#reconciler = this.#splitter.startReconciler({
       intervalMs: 5000,
@@ -316,8 +312,8 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     this.#telemetry = new AgentTelemetry(options.agentId, names.namespace, () => ({
       l1Hits: this.#counters.l1Hits,
       l1Misses: this.#counters.l1Misses,
-      l1Entries: this.#l1.size + this.#replies.size,
-      l1Bytes: this.#l1.bytes + this.#replies.bytes,
+      l1Entries: this.#replies.size,
+      l1Bytes: this.#replies.bytes,
       promotions: this.#counters.promotions,
       demotions: this.#counters.demotions,
       loads: this.#guard.totals().upstreamLoads,
@@ -359,7 +355,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   readonly zrange: Redis['zrange']
   readonly zrevrange: Redis['zrevrange']
 
-  /** ioredis GET, SET, DEL and MGET, with L1, split keys and lease breaking (see WrappedCommands). */
+  /** ioredis GET, SET, DEL and MGET, through the router as the drop-in's (see agentCommands). */
   readonly get: Redis['get']
   readonly set: Redis['set']
   readonly del: Redis['del']
@@ -404,8 +400,8 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   /** The counters an operator wants; see AgentStats. */
   stats(): AgentStats {
     return statsSnapshot(this.#counters, {
-      l1Entries: this.#l1.size + this.#replies.size,
-      l1Bytes: this.#l1.bytes + this.#replies.bytes,
+      l1Entries: this.#replies.size,
+      l1Bytes: this.#replies.bytes,
       registryVersion: this.#view.version,
       invalidationChannelUp: this.#channels.state.up,
       reportFloor: this.#tuning.reportFloor,
@@ -443,7 +439,6 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     this.#windows.stop({ flush: true })
     await this.#reporter.idle(left())
     await within(this.#channels.close(), left())
-    this.#l1.clear()
     this.#replies.clear()
     await this.#connections.closeAll(left())
   }
@@ -461,7 +456,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       }, timeoutMs)
     })
     try {
-      await Promise.race([Promise.all([this.#whenReady, this.#guard.ready()]), timedOut])
+      await Promise.race([Promise.all([this.#whenReady, this.#guard.ready(), this.#controlCheck]), timedOut])
     } finally {
       clearTimeout(timer)
     }
@@ -470,7 +465,6 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   // Channels down: L1 is emptied and stays empty. Back up: events may have been missed, so the registry is
   // reloaded, and local_cache keys are filled again.
   #onChannels(up: boolean): void {
-    this.#l1.setUsable(up)
     this.#replies.setUsable(up)
     if (this.#closing !== undefined) return
     if (!up) {
@@ -510,35 +504,29 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     else if (channel === names.tuningChannel) this.#tuning.receive(payload.toString())
   }
 
-  readonly #readThrough: ReadThrough = (key, name, hot) =>
-    this.#data.get(key).then((value) => {
-      if (value === null) this.#onMiss(name, hot)
-      return value
-    })
-
-  // A registered key's plain read answers what the application stored, unwrapped from getOrLoad's envelope.
-  // Not for other keys: their reads go to Redis without a reaction on the reply (see get).
-  readonly #readRegistered: ReadThrough = (key, name, hot) =>
-    this.#data.get(key).then((text) => {
-      const value = unwrapStored(text)
-      if (value === null) this.#onMiss(name, hot)
-      return value
-    })
-
   readonly #fetch: FetchThrough = async (name, hot, loader, options) => {
     const observed = observedLoader(name, loader, this.#telemetry, this.#events, this.#counters)
     const fetched = await this.#guard.fetch(name, observed, options)
-    if (fetched.source === 'load' || fetched.source === 'peer') this.#onMiss(name, hot)
+    if ((fetched.source === 'load' || fetched.source === 'peer') && !this.#missedFlights.has(fetched)) {
+      this.#missedFlights.add(fetched)
+      this.#onMiss(name, hot)
+    }
     return fetched
   }
 
-  // A fill abandoned (its tracking connection lost, or past l1.fillTimeoutMs) is counted once, however many
-  // reads waited on it: each of them goes on to Redis.
-  #counted<T>(fill: Promise<T>): Promise<T> {
-    return fill.catch((error: unknown) => {
+  // Each fill is one read of the key at Redis, however many reads wait on it (the key's l1Fills: what L1 did not
+  // absorb). A fill abandoned (its tracking connection lost, or past l1.fillTimeoutMs) is counted once, however
+  // many reads waited on it: each of them goes on to Redis. A GET's fill goes by getOrLoad's lifetime rule for
+  // envelopes (see L1Loads.fillPttl), whichever front door asked.
+  #fillReply(name: string, command: string, args: readonly unknown[]): Promise<ReplyFill> {
+    const hot = this.#view.get(name)
+    if (hot !== undefined) hot.l1Fills++
+    const fill = this.#channels.fillReply(name, command, args).catch((error: unknown) => {
       if (error instanceof FillAbandonedError) this.#counters.l1FillsAbandoned++
       throw error
     })
+    if (command !== 'get') return fill
+    return fill.then(([reply, pttl]) => [reply, this.#loads.fillPttl(reply, pttl)] as const)
   }
 
   readonly #onMiss = (name: string, hot: HotKey | undefined): void => {
@@ -550,14 +538,12 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
   // generations), so that neither caches what the invalidation made old.
   readonly #invalidate: Invalidate = {
     key: (name: string, source: InvalidationSource) => {
-      this.#l1.invalidate(name, source)
       this.#replies.invalidate(name, source)
       this.router.detach(name)
       this.#guard.invalidate(name)
     },
     all: (source: InvalidationSource) => {
       if (source !== 'registry') this.#events.invalidated(null, source)
-      this.#l1.invalidateAll(source)
       this.#replies.invalidateAll(source)
       this.router.detachAll()
       this.#guard.invalidateAll()

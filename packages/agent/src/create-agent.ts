@@ -1,22 +1,26 @@
+import { isSentinelUrl, parseSentinelUrl } from '@heatsink/protocol'
 import { fillChannel } from '@heatsink/stampede'
 import { type Cluster, Redis, type RedisOptions } from 'ioredis'
 import { Agent } from './agent.js'
-import { assertRedisClient, isClusterClient } from './client-shape.js'
-import { ClusterTracking } from './cluster-tracking.js'
-import { type ConnectionRole, OwnedConnections, roleOptions } from './connections.js'
-import { ControlChannels } from './control-channels.js'
-import { DatabaseMarker } from './database-marker.js'
-import { InvalidAgentOptionError } from './errors.js'
-import { type AgentOptions, type ResolvedOptions, resolveOptions } from './options.js'
-import { PendingFills } from './pending-fills.js'
-import { followPrimary } from './sentinel-options.js'
-import { type MessageHandler, Subscriber } from './subscriber.js'
+import { ClusterTracking } from './channels/cluster-tracking.js'
+import { ControlChannels } from './channels/control-channels.js'
+import { DatabaseMarker } from './channels/database-marker.js'
+import { type MessageHandler, Subscriber } from './channels/subscriber.js'
 import {
   type InvalidationChannels,
   StandaloneTracking,
   TRACKING_CHANNEL,
   TrackedConnection,
-} from './tracking.js'
+} from './channels/tracking.js'
+import { assertRedisClient, isClusterClient } from './connections/client-shape.js'
+import { type ConnectionRole, OwnedConnections, roleOptions } from './connections/connections.js'
+import { checkStandaloneControl } from './connections/control-check.js'
+import { FollowingRedis } from './connections/following-redis.js'
+import { followPrimary, followReads } from './connections/sentinel-options.js'
+import { InvalidAgentOptionError } from './errors.js'
+import { PendingFills } from './l1/pending-fills.js'
+import type { AgentOptions, ResolvedOptions } from './options/agent-options.js'
+import { resolveOptions } from './options/resolve-options.js'
 
 /**
  * Creates an agent on a Redis URL (the agent owns that client) or on an ioredis Redis or Cluster (left open),
@@ -48,6 +52,8 @@ export function createAgent(options: AgentOptions): Agent {
     connections,
     reportConnection,
     openChannels: (onMessage) => openChannels(data, control, resolved, connections, onMessage),
+    ...(control !== undefined &&
+      !isClusterClient(control) && { controlCheck: checkStandaloneControl(control) }),
   })
 }
 
@@ -56,13 +62,11 @@ export function createAgent(options: AgentOptions): Agent {
 function checkControlClient(given: AgentOptions['control']): void {
   if (given === undefined || typeof given === 'string') return
   assertRedisClient(given, 'control')
-  if (isClusterClient(given)) {
-    throw new InvalidAgentOptionError(
-      'control',
-      'must be one standalone Redis (a URL or an ioredis Redis), not a Cluster',
-    )
-  }
-  if (given.options.keyPrefix) {
+  // A Cluster's prefix may be its own option or its nodes'.
+  const prefix = isClusterClient(given)
+    ? (given.options.keyPrefix ?? given.options.redisOptions?.keyPrefix)
+    : given.options.keyPrefix
+  if (prefix) {
     throw new InvalidAgentOptionError('control', 'clients with a keyPrefix are not supported')
   }
 }
@@ -72,9 +76,14 @@ function openControl(
   given: AgentOptions['control'],
   options: ResolvedOptions,
   connections: OwnedConnections,
-): Redis | undefined {
+): Redis | Cluster | undefined {
   if (typeof given !== 'string') return given
-  return connections.add(new Redis(given, roleOptions('control', options.agentId)), 'control')
+  const own = roleOptions('control', options.agentId)
+  if (!isSentinelUrl(given)) return connections.add(new Redis(given, own), 'control')
+  // Heatsink's own state follows the control primary at once (failoverDetector): nothing there has to stay with
+  // the application's writes, and a report or registry event on a primary being demoted would be lost.
+  const sentinel = parseSentinelUrl(given)
+  return connections.add(new FollowingRedis({ ...sentinel, ...own, ...followPrimary(sentinel) }), 'control')
 }
 
 function openReportConnection(on: Redis | Cluster, options: ResolvedOptions): Redis | Cluster {
@@ -89,7 +98,7 @@ function openReportConnection(on: Redis | Cluster, options: ResolvedOptions): Re
 
 function openChannels(
   data: Redis | Cluster,
-  control: Redis | undefined,
+  control: Redis | Cluster | undefined,
   options: ResolvedOptions,
   connections: OwnedConnections,
   onMessage: MessageHandler,
@@ -108,9 +117,24 @@ function openChannels(
         agentId,
         log,
         pendingFills: () => new PendingFills(options.clock, options.l1.fillTimeoutMs),
+        // The client's own reads go to replicas: L1 fills do too, so turning hot keeps the freshness it had.
+        fillFromReplicas: data.options.scaleReads === 'slave',
       })
     : openStandaloneTracking(data, onData, options, connections, onMessage)
   if (control === undefined) return tracking
+  if (isClusterClient(control)) {
+    // PUBLISH on a Cluster reaches every node: the channels ride on one master's subscriber, which ClusterTracking
+    // moves to another master when that one fails (its tracking connections there track nothing: no fill reads).
+    const onControl = new ClusterTracking(control, {
+      channels,
+      onMessage,
+      connections,
+      agentId,
+      log,
+      pendingFills: () => new PendingFills(options.clock, options.l1.fillTimeoutMs),
+    })
+    return new ControlChannels(tracking, onControl)
+  }
   const sub = connections.add(control.duplicate(ownRole('sub', control, agentId)), 'control-sub')
   return new ControlChannels(tracking, new Subscriber(sub, channels, onMessage, log))
 }
@@ -123,8 +147,8 @@ function openStandaloneTracking(
   onMessage: MessageHandler,
 ): StandaloneTracking {
   const { names, agentId, log } = options
-  const sub = connections.add(data.duplicate(ownRole('sub', data, agentId)), 'sub')
-  const track = connections.add(data.duplicate(ownRole('track', data, agentId)), 'track')
+  const sub = connections.add(data.duplicate(readingRole('sub', data, agentId)), 'sub')
+  const track = connections.add(data.duplicate(readingRole('track', data, agentId)), 'track')
   const subscriber = new Subscriber(sub, [TRACKING_CHANNEL, ...channels], onMessage, log)
   // A database SWAPDB replaced is handled as Redis's own flush notification (a null invalidation).
   const swapped = () => {
@@ -139,4 +163,9 @@ function openStandaloneTracking(
 // The agent's own connections on a Sentinel deployment follow its primary, whatever the client they copy reads.
 function ownRole(role: ConnectionRole, copied: Redis, agentId: string): Partial<RedisOptions> {
   return { ...roleOptions(role, agentId), ...followPrimary(copied.options) }
+}
+
+// L1's subscriber and tracking connection read where the client they copy reads (see followReads).
+function readingRole(role: ConnectionRole, copied: Redis, agentId: string): Partial<RedisOptions> {
+  return { ...roleOptions(role, agentId), ...followReads(copied.options) }
 }

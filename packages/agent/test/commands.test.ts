@@ -65,10 +65,10 @@ describe('wrapped commands', () => {
     expect(agent.stats()).toMatchObject({ requests: 14, reads: 10, writes: 9 })
   })
 
-  it('SET and DEL break getOrLoad leases in every form, and answer as ioredis does', async () => {
+  it('SET and DEL go to Redis as SET and DEL in every form, leaving a getOrLoad lease alone, and answer as ioredis does', async () => {
     const agent = newAgent()
     await agent.ready()
-    const { namespace } = redis()
+    const { namespace, url } = redis()
     const names = createNames(namespace)
     const plain = redis().client()
     const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((name) => `${namespace}:leased:${name}`) as [
@@ -77,23 +77,36 @@ describe('wrapped commands', () => {
       string,
       string,
     ]
-    // As if another agent were loading each key.
+    // As if another agent were loading each key: its lease is its own (see CommandRouter: plain commands are sent
+    // as they are).
     for (const key of [a, b, c, d]) await plain.set(names.leaseKey(key), 'other-agent:token', 'PX', 60_000)
+    const monitor = await startMonitor(url)
 
     expect(await agent.set(a, 'one', 'PX', 60_000)).toBe('OK')
-    expect(await plain.exists(names.leaseKey(a))).toBe(0)
+    expect(await plain.exists(names.leaseKey(a))).toBe(1)
     expect(await agent.set(a, 'two', 'KEEPTTL', 'GET')).toBe('one')
     expect(await plain.pttl(a)).toBeGreaterThan(59_000)
     expect(await agent.set(a, 'three', 'NX')).toBeNull()
     expect(await agent.set(Buffer.from(b), 'bee', 'XX')).toBeNull()
-    expect(await plain.exists(names.leaseKey(b))).toBe(0)
+    expect(await plain.exists(names.leaseKey(b))).toBe(1)
     const deleted = await new Promise((resolve, reject) =>
       agent.del(c, (error, count) => (error ? reject(error) : resolve(count))),
     )
     expect(deleted).toBe(0)
     expect(await agent.del([d, a, a])).toBe(1)
-    expect(await plain.exists(a, ...[a, b, c, d].map((key) => names.leaseKey(key)))).toBe(0)
+    expect(await plain.exists(a)).toBe(0)
+    expect(await plain.exists(...[a, b, c, d].map((key) => names.leaseKey(key)))).toBe(4)
     expect(await agent.get(a)).toBeNull()
+    await monitor.sync()
+    monitor.stop()
+    const sent = new Set(
+      monitor.seen
+        .filter((args) => args.some((arg) => arg.includes(`${namespace}:leased:`)))
+        .map((args) => args[0]?.toLowerCase()),
+    )
+    expect(sent).toContain('set')
+    expect(sent).toContain('del')
+    expect([...sent].filter((command) => command?.startsWith('eval'))).toEqual([])
 
     // A Buffer key that is not UTF-8 (it cannot be a getOrLoad key) is written byte for byte.
     const binary = Buffer.concat([Buffer.from(`${namespace}:`), Buffer.from([0xff, 0xfe])])

@@ -1,4 +1,4 @@
-import { ensureRedis, freePort, type RunningService } from '@heatsink/devservices'
+import { ensureRedis, freePort, type RunningService, startRedisCluster } from '@heatsink/devservices'
 import { createNames } from '@heatsink/protocol'
 import { listenToEveryChannel, testNamespace } from '@heatsink/test'
 import { Cluster, Redis } from 'ioredis'
@@ -7,7 +7,7 @@ import type { Agent } from '../src/agent.js'
 import { createAgent } from '../src/create-agent.js'
 import { InvalidAgentOptionError } from '../src/errors.js'
 import { Redis as HeatsinkRedis } from '../src/ioredis/redis.js'
-import type { AgentOptions } from '../src/options.js'
+import type { AgentOptions } from '../src/options/agent-options.js'
 import { publishRegistry, registerSilently } from '../src/testing.js'
 import { captureLog, clientIdByName, controlledLoader, thrownBy, waitFor } from './support/helpers.js'
 
@@ -141,29 +141,65 @@ describe('an agent with a control Redis', () => {
 describe('the control option', () => {
   const namespace = 'heatsink-options'
 
-  it('must be a redis:// or rediss:// URL, shown by its scheme only since the rest may hold a password', () => {
+  it('must be a redis://, rediss:// or redis+sentinel:// URL, shown by its scheme only since the rest may hold a password', () => {
     for (const bad of ['http://user:s3cret@heatsink:6379', 'heatsink:6379', 'redis:///tmp/sock']) {
       const error = thrownBy(() => createAgent({ redis: data.url, control: bad, namespace }))
       expect(error).toBeInstanceOf(InvalidAgentOptionError)
       expect(error).toMatchObject({ option: 'control' })
-      expect((error as Error).message).toMatch(/^control: must be a redis:\/\/ or rediss:\/\/ URL/)
+      expect((error as Error).message).toMatch(
+        /^control: must be a redis:\/\/, rediss:\/\/ or redis\+sentinel:\/\/ URL/,
+      )
       expect((error as Error).message).not.toContain('s3cret')
     }
     expect(thrownBy(() => createAgent({ redis: data.url, control: 42 as never, namespace }))).toMatchObject({
       option: 'control',
-      message: 'control: must be a redis:// or rediss:// URL or an ioredis Redis client',
+      message: 'control: must be a redis://, rediss:// or redis+sentinel:// URL or an ioredis Redis client',
     })
+    // A Sentinel URL is read in full: the part that is wrong is named, the password is not shown.
+    const sentinel = thrownBy(() =>
+      createAgent({ redis: data.url, control: 'redis+sentinel://:s3cret@h1:26379,h2:x/mymaster', namespace }),
+    )
+    expect(sentinel).toMatchObject({ option: 'control' })
+    expect((sentinel as Error).message).toMatch(/^control: .*sentinels/)
+    expect((sentinel as Error).message).not.toContain('s3cret')
   })
 
-  it('must be one standalone Redis, not a Cluster', () => {
-    const cluster = new Cluster([{ host: '127.0.0.1', port: 1 }], { lazyConnect: true })
+  it('may be a Cluster, but not one with a keyPrefix', () => {
+    const cluster = new Cluster([{ host: '127.0.0.1', port: 1 }], {
+      lazyConnect: true,
+      redisOptions: { keyPrefix: 'app:' },
+    })
     expect(
       thrownBy(() => createAgent({ redis: data.url, control: cluster as never, namespace })),
-    ).toMatchObject({
-      option: 'control',
-      message: 'control: must be one standalone Redis (a URL or an ioredis Redis), not a Cluster',
-    })
+    ).toMatchObject({ option: 'control', message: 'control: clients with a keyPrefix are not supported' })
   })
+
+  it('as a Cluster node URL makes ready() reject at once, naming the option; as an ioredis Cluster it works', async () => {
+    const cluster = await startRedisCluster({ masters: 3 })
+    opened.push({ close: () => cluster.stop() })
+    const [node] = cluster.nodes
+    const agent = createAgent({ redis: data.url, control: `redis://${node?.host}:${node?.port}`, namespace })
+    opened.push({ close: () => agent.close() })
+    const started = Date.now()
+    const error = await agent.ready().catch((rejected: unknown) => rejected)
+    expect(error).toBeInstanceOf(InvalidAgentOptionError)
+    expect(error).toMatchObject({
+      option: 'control',
+      message:
+        'control: names a node of a Redis Cluster (cluster_enabled:1); give an ioredis Cluster of it as control instead',
+    })
+    // Not the ready timeout (10 s): the node said what it is at the first connect.
+    expect(Date.now() - started).toBeLessThan(5000)
+
+    // The same Cluster given as an ioredis Cluster is a control Redis: ready, and registry events reach the agent.
+    const onCluster = new Cluster([{ host: node?.host as string, port: node?.port as number }])
+    opened.push({ close: () => onCluster.disconnect() })
+    const agentOnCluster = createAgent({ redis: data.url, control: onCluster, namespace })
+    opened.push({ close: () => agentOnCluster.close() })
+    await agentOnCluster.ready()
+    await publishRegistry(onCluster, createNames(namespace), { key: 'cluster-control:hot' })
+    await waitFor(() => agentOnCluster.mitigation('cluster-control:hot') === 'local_cache', 'the promotion')
+  }, 60_000)
 
   it("is checked as heatsink.control in the drop-in's options", () => {
     const error = thrownBy(

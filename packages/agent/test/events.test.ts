@@ -80,7 +80,7 @@ describe('diagnostics channels', () => {
     expect(written).toContainEqual({ agentId: 'events-writer', key, source: 'local' })
     expect(heard).toContainEqual({ agentId: 'events-reader', key, source: 'pubsub' })
     await waitFor(() => dropped.length > 0, 'the L1 entry dropped')
-    expect(dropped[0]).toMatchObject({ key, reason: 'invalidated', cache: 'values' })
+    expect(dropped[0]).toMatchObject({ key, reason: 'invalidated', cache: 'replies' })
     expect(['pubsub', 'tracking']).toContain(dropped[0]?.source)
 
     // A write that bypasses the agents reaches them through Redis tracking.
@@ -107,7 +107,7 @@ describe('diagnostics channels', () => {
     const evicted = dropped.filter((event) => event.reason === 'evicted')
     expect(evicted.length).toBe(agent.stats().l1Evictions)
     expect(keys).toContain(evicted[0]?.key)
-    expect(evicted[0]).toMatchObject({ source: undefined, cache: 'values' })
+    expect(evicted[0]).toMatchObject({ source: undefined, cache: 'replies' })
 
     const kept = keys.find((key) => !evicted.some((event) => event.key === key)) as string
     await demoteRegistry(redis().client(), names, kept)

@@ -1,10 +1,11 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { createNames } from '@heatsink/protocol'
 import { ManualClock } from '@heatsink/sketch'
-import { decodeEnvelope } from '@heatsink/stampede'
+import { decodeEnvelope, unwrapStored } from '@heatsink/stampede'
 import { useTestRedis } from '@heatsink/test'
 import type { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
-import type { Agent, AgentOptions } from '../src/index.js'
+import { AGENT_CHANNELS, type Agent, type AgentOptions, type InvalidatedEvent } from '../src/index.js'
 import { publishRegistry } from '../src/testing.js'
 import { controlledLoader, startMonitor, useAgents, waitFor } from './support/helpers.js'
 
@@ -184,11 +185,23 @@ describe('getOrLoad through the agent', () => {
     const [loading, writing] = [newAgent({ stampede: STAMPEDE }), newAgent({ stampede: STAMPEDE })]
     await Promise.all([loading.ready(), writing.ready()])
     const key = keyOf('profile')
+    // A plain DEL is sent as DEL (see CommandRouter: plain commands are sent as they are): what reaches the loading agent is the
+    // invalidation the writer publishes for a registered key, which releases its lease, so its fill is refused.
+    await register([loading, writing], key, 'coalesce')
     const loader = controlledLoader<string>()
+    const heard: string[] = []
+    const onInvalidated = (message: unknown) => {
+      const event = message as InvalidatedEvent
+      if (event.agentId === loading.agentId && event.source === 'pubsub' && event.key !== null)
+        heard.push(event.key)
+    }
+    subscribe(AGENT_CHANNELS.invalidated, onInvalidated)
 
     const inFlight = loading.getOrLoad(key, loader, options)
     await waitFor(() => loader.calls === 1, 'the load')
     expect(await writing.del([key, keyOf('other')])).toBe(0)
+    await waitFor(() => heard.includes(key), "the writer's invalidation")
+    unsubscribe(AGENT_CHANNELS.invalidated, onInvalidated)
     loader.call(0).resolve('read before the delete')
     expect(await inFlight).toBe('read before the delete')
     expect(await redis().client().exists(key)).toBe(0)
@@ -232,8 +245,8 @@ describe('getOrLoad through the agent', () => {
         Array.from({ length: 100 }, () => agent.getOrLoad(key, loader, options)),
       )
       expect(values.every((value) => value.items.length === 3)).toBe(true)
-      // A plain read of the same key answers the codec's text, unwrapped from getOrLoad's envelope.
-      expect(await agent.get(key)).toBe('{"name":"catalog","items":[1,2,3]}')
+      // A plain read of the same key answers what Redis holds, getOrLoad's envelope of the codec's text.
+      expect(unwrapStored(await agent.get(key))).toBe('{"name":"catalog","items":[1,2,3]}')
       await monitor.sync()
       expect(monitor.count('get', key)).toBe(0)
       expect(agent.stats().l1Hits).toBe(hits + 101)
@@ -255,7 +268,7 @@ describe('getOrLoad through the agent', () => {
     const hits = agent.stats().l1Hits
     for (let i = 0; i < 50; i++) expect(await agent.getOrLoad(key, loader, negative)).toBeUndefined()
     expect(agent.stats().l1Hits).toBe(hits + 50)
-    expect(await agent.get(key)).toBeNull()
+    expect(unwrapStored(await agent.get(key))).toBeNull()
     expect(loader.calls).toBe(1)
     expect(decodeEnvelope((await redis().client().get(key)) ?? '')).toMatchObject({ kind: 'u', payload: '' })
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { lossless } from '../src/core/lossless-key.js'
+import { lossless } from '../src/l1/lossless-key.js'
 
 // What lossless must answer: whether decoding the key's bytes as UTF-8 and encoding them again gives them back.
 const roundTrips = (bytes: Buffer) => Buffer.from(bytes.toString()).equals(bytes)

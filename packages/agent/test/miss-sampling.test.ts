@@ -1,6 +1,6 @@
 import { seededRandom } from '@heatsink/workload'
 import { describe, expect, it } from 'vitest'
-import { missSampleWeight } from '../src/miss-sampling.js'
+import { missSampleWeight } from '../src/data-plane/miss-sampling.js'
 
 describe('missSampleWeight', () => {
   it('watches every reply of a key read fewer than 64 times, and none of an untracked key', () => {

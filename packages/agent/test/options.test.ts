@@ -9,7 +9,7 @@ import {
   InvalidAgentOptionError,
   UnknownAgentOptionError,
 } from '../src/index.js'
-import { resolveOptions } from '../src/options.js'
+import { resolveOptions } from '../src/options/resolve-options.js'
 import { thrownBy } from './support/helpers.js'
 
 const url = 'redis://127.0.0.1:1'

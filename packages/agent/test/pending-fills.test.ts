@@ -1,7 +1,7 @@
 import { ManualClock } from '@heatsink/sketch'
 import { describe, expect, it } from 'vitest'
 import { FillAbandonedError } from '../src/errors.js'
-import { PendingFills } from '../src/pending-fills.js'
+import { PendingFills } from '../src/l1/pending-fills.js'
 import { deferred } from './support/helpers.js'
 
 describe('PendingFills', () => {

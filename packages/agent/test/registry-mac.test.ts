@@ -1,11 +1,11 @@
 import { createNames, encodeRegistryEvent, encodeSnapshot, WIRE_VERSION } from '@heatsink/protocol'
 import { useTestRedis } from '@heatsink/test'
 import { describe, expect, it } from 'vitest'
-import { resolveOptions } from '../src/options.js'
+import { resolveOptions } from '../src/options/resolve-options.js'
 import { publishRegistry, registryEntry } from '../src/testing.js'
 import { useAgents, waitFor } from './support/helpers.js'
 
-// Issue 13, defect 3: anyone who can PUBLISH on the registry channel could push an event with the next
+// Without a MAC, anyone who can PUBLISH on the registry channel could push an event with the next
 // version; the agent applied it and then ignored the real one as a duplicate. With a registry key the agent
 // applies only what carries the control plane's MAC.
 const redis = useTestRedis()

@@ -7,17 +7,15 @@ import {
 } from '@heatsink/protocol'
 import { ManualClock } from '@heatsink/sketch'
 import { describe, expect, it } from 'vitest'
-import { silentLogger } from '../src/options.js'
-import { type HotKey, RegistryView } from '../src/registry-view.js'
-import { AgentCounters } from '../src/stats.js'
-import type { MitigationStrategy } from '../src/strategies.js'
+import { AgentCounters } from '../src/events/stats.js'
+import { silentLogger } from '../src/options/resolve-options.js'
+import type { HotKey, MitigationStrategy } from '../src/registry/hot-key.js'
+import { RegistryView } from '../src/registry/registry-view.js'
 import { registryEntry } from '../src/testing.js'
 import { deferred, waitFor } from './support/helpers.js'
 
 // The view only stores and hands out strategies; these tests never read or load through one.
 const strategy: MitigationStrategy = {
-  servesReads: false,
-  get: async () => null,
   load: async () => {
     throw new Error('not loaded in these tests')
   },

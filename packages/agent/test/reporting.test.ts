@@ -120,6 +120,8 @@ describe('window reports', () => {
         key: hot,
         l1Hits: 5,
         l1Misses: 0,
+        // The fill on promotion: the window's one read of the key at Redis.
+        l1Fills: 1,
         misses: 0,
         coalescedWaiters: 0,
         upstreamLoads: 0,

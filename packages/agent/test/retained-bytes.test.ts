@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ownedReply, retainedBytes } from '../src/core/retained-bytes.js'
+import { ownedReply, retainedBytes } from '../src/l1/retained-bytes.js'
 
 describe('what an L1 reply keeps alive', () => {
   it('copies a Buffer that is a view of a larger chunk into memory of its own, and leaves the rest as it is', () => {

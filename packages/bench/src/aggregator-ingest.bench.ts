@@ -1,7 +1,14 @@
+// Longer than 300 lines: one benchmark, which builds a whole detection pipeline (consumer, ingest, detector,
+// watches) by hand so that the measured path is the aggregator's own, without its HTTP and registry.
 import {
+  connectionOwner,
+  DEFAULT_MISS_STORM,
   DEFAULT_MITIGATION_POLICY,
   Detector,
   KeyStatsStore,
+  MissStormLog,
+  MissStormWatch,
+  missStormFloor,
   type ReceivedReport,
   RecentForms,
   ReportConsumer,
@@ -22,12 +29,16 @@ import { keyNames, seededRandom, ZipfSampler } from '@heatsink/workload'
 import { Cluster, Redis } from 'ioredis'
 import { pino } from 'pino'
 import { Counter, Histogram, Registry } from 'prom-client'
+import { type MedianInterval, medianInterval } from './harness.js'
 import type { ResultRow } from './results.js'
 import { benchNamespace, benchRedisUrl, removeNamespace } from './support.js'
 
 const AGENTS = 50
 const REPORTS = 4000
 const CANDIDATES = 100
+const WINDOWS = Math.ceil(REPORTS / AGENTS)
+/** Rounds of the miss-storm watch's with/without comparison (INGEST_BENCH_ROUNDS). */
+const STORM_ROUNDS = Number(process.env.INGEST_BENCH_ROUNDS ?? 5)
 
 /**
  * Report entries per second one aggregator replica ingests (an entry = one key's count in one agent's report):
@@ -41,12 +52,40 @@ export async function benchAggregatorIngest(): Promise<ResultRow[]> {
   const namespaces: string[] = []
   let standalone: number
   let naive: number
+  let missing: number
+  let watched: number
+  let stormRatio: MedianInterval
   try {
     const heatsinkNs = benchNamespace('ingest')
     const naiveNs = benchNamespace('naive')
     namespaces.push(heatsinkNs, naiveNs)
     standalone = await timeIngest(redis, createNames(heatsinkNs), heatsinkConsumer(1))
     naive = await timeIngest(redis, createNames(naiveNs), naiveConsumer)
+    // Every entry missing (a tenth of its reads): the miss-storm watch reads each key's window sum, and judges the
+    // keys past its floor; against the same reports without the watch. Rounds alternate which runs first, so a
+    // machine that slows down during the run weighs on both alike; the medians are compared.
+    const withoutWatch: number[] = []
+    const withWatch: number[] = []
+    for (let round = 0; round < STORM_ROUNDS; round++) {
+      const runs = [
+        async () => {
+          const ns = benchNamespace('missing')
+          namespaces.push(ns)
+          withoutWatch.push(await timeIngest(redis, createNames(ns), heatsinkConsumer(1), true))
+        },
+        async () => {
+          const ns = benchNamespace('watched')
+          namespaces.push(ns)
+          withWatch.push(await timeIngest(redis, createNames(ns), heatsinkConsumer(1, true), true))
+        },
+      ]
+      if (round % 2 === 1) runs.reverse()
+      for (const run of runs) await run()
+    }
+    missing = medianInterval(withoutWatch).median
+    watched = medianInterval(withWatch).median
+    // Throughput with / without, per round: the pairs share the machine's state of the moment.
+    stormRatio = medianInterval(withoutWatch.map((ms, i) => ms / (withWatch[i] as number)))
   } finally {
     for (const ns of namespaces) await removeNamespace(redis, ns)
     await redis.quit()
@@ -66,7 +105,9 @@ export async function benchAggregatorIngest(): Promise<ResultRow[]> {
   const figure = (ms: number) => `${Math.round(rate(ms)).toLocaleString('en')} entries/s`
   console.log(
     `aggregator-ingest: standalone ${figure(standalone)}, 3-master Cluster (8 counter shards) ${figure(clustered)}, ` +
-      `naive ${figure(naive)}`,
+      `naive ${figure(naive)}; every entry missing: ${figure(missing)} without the miss-storm watch, ` +
+      `${figure(watched)} with it (medians of ${STORM_ROUNDS} interleaved rounds); with / without ` +
+      `${stormRatio.median.toFixed(2)} (95% CI ${stormRatio.low.toFixed(2)} to ${stormRatio.high.toFixed(2)})`,
   )
   return [
     {
@@ -84,6 +125,14 @@ export async function benchAggregatorIngest(): Promise<ResultRow[]> {
       baselineFigure: figure(standalone),
       ratio: rate(clustered) / rate(standalone),
       note: 'throughput ratio, Cluster / standalone, all nodes on the same 2 cores',
+    },
+    {
+      benchmark: 'aggregator ingest with the miss-storm watch, every entry missing (its worst case)',
+      heatsink: figure(watched),
+      baseline: 'the same reports without the watch',
+      baselineFigure: figure(missing),
+      ratio: stormRatio.median,
+      note: `throughput ratio, with / without the watch: its cost on ingest (median of ${STORM_ROUNDS} interleaved rounds' ratios, 95% CI ${stormRatio.low.toFixed(2)} to ${stormRatio.high.toFixed(2)})`,
     },
   ]
 }
@@ -111,7 +160,7 @@ function metrics() {
 
 // Counter shards: 1 on a standalone Redis; on a Cluster, 8 spread each window over the masters.
 const heatsinkConsumer =
-  (shards: number): ConsumerFactory =>
+  (shards: number, watchStorms = false): ConsumerFactory =>
   (redis, names, onProcessed) => {
     const m = metrics()
     const counters = new WindowCounters(redis, {
@@ -120,6 +169,7 @@ const heatsinkConsumer =
       windowMs: 1000,
       hotRps: 10_000_000,
       retainMs: 60_000,
+      ...(watchStorms ? { missFloor: missStormFloor(DEFAULT_MISS_STORM, 1000) } : {}),
     })
     const detector = new Detector({
       // The threshold is out of reach, so the registry is never asked: this measures ingest alone.
@@ -135,7 +185,22 @@ const heatsinkConsumer =
       replicaId: 'bench',
       log,
     })
+    const storms = new MissStormWatch({
+      redis,
+      markerKey: names.missStormMarkerKey,
+      counters,
+      registry: { promote: () => Promise.reject(new Error('unexpected promotion')) },
+      log: new MissStormLog(redis, names.missStormsKey),
+      owner: connectionOwner(redis),
+      settings: DEFAULT_MISS_STORM,
+      windowMs: 1000,
+      replicaId: 'bench',
+      now: () => Date.now(),
+      raised: { inc: () => {} },
+      logger: log,
+    })
     const ingest = new ReportIngest({
+      ...(watchStorms ? { watchers: [storms] } : {}),
       counters,
       stats: new KeyStatsStore(redis, names),
       detector,
@@ -181,8 +246,9 @@ async function timeIngest(
   redis: Redis | Cluster,
   names: HeatsinkNames,
   factory: ConsumerFactory,
+  missing = false,
 ): Promise<number> {
-  await fill(redis, names)
+  await fill(redis, names, missing)
   let processed = 0
   let done: () => void = () => {}
   const finished = new Promise<void>((resolve) => {
@@ -201,7 +267,7 @@ async function timeIngest(
 }
 
 // Reports as 50 agents would send them in one window: Zipf-distributed keys, so agents report the same hot keys.
-async function fill(redis: Redis | Cluster, names: HeatsinkNames): Promise<void> {
+async function fill(redis: Redis | Cluster, names: HeatsinkNames, missing: boolean): Promise<void> {
   const random = seededRandom(5)
   const keys = keyNames(100_000)
   const zipf = new ZipfSampler(keys.length, 1.1, random)
@@ -217,14 +283,17 @@ async function fill(redis: Redis | Cluster, names: HeatsinkNames): Promise<void>
       kind: 'report',
       agentId,
       seq: i,
-      windowStart: windowStart - Math.floor(i / AGENTS) * 1000,
+      // Oldest window first, as reports arrive: each agent's reports of one window, then the next window's.
+      windowStart: windowStart - (WINDOWS - 1 - Math.floor(i / AGENTS)) * 1000,
       windowMs: 1000,
       total: 100_000,
       dropped: 0,
       partial: false,
       hotKeyStats: [],
       // As agents send them: tuples.
-      candidates: [...chosen].map(([key, count]) => compactCandidate(key, count, count, 0, 0)),
+      candidates: [...chosen].map(([key, count]) =>
+        compactCandidate(key, count, count, 0, missing ? Math.ceil(count / 10) : 0),
+      ),
     }
     batch.push(redis.xadd(names.reportStreamFor(agentId), '*', STREAM_FIELD, encodeReport(report)))
     if (i % 500 === 499) {

@@ -1,9 +1,9 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { cpus } from 'node:os'
-import { join, resolve } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { join } from 'node:path'
 import { ensureRedis, freePort } from '@heatsink/devservices'
 import { Redis } from 'ioredis'
+import { type Build, buildsToCompare, promoteWithBuildsOwnRegistry } from './builds.js'
 import { medianInterval, percentile } from './harness.js'
 import { costBetween, type ProcessCost, pinToCpu, processCost } from './process-cpu.js'
 import {
@@ -16,7 +16,6 @@ import type { ResultRow } from './results.js'
 
 const ROUNDS = Number(process.env.PROXY_CPU_BENCH_ROUNDS ?? 8)
 const WARMUP_ROUNDS = 1
-const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url))
 // redis-benchmark's key without -r: every request names this one key, registered local_cache.
 const HOT_KEY = 'key:__rand_int__'
 
@@ -40,12 +39,6 @@ const SCENARIOS: Scenario[] = [
   },
 ]
 
-/** A built checkout whose proxy is measured: the tree this benchmark runs from, or the base to compare with. */
-interface Build {
-  name: string
-  dir: string
-}
-
 interface Target {
   name: string
   build: Build
@@ -64,11 +57,7 @@ interface Target {
  */
 export async function benchProxyCpu(): Promise<ResultRow[]> {
   const benchmark = ensureDebianBinary('/usr/bin/redis-benchmark', 'redis-tools')
-  const now: Build = { name: shortCommit(REPO_ROOT, 'this tree'), dir: REPO_ROOT }
-  const baseDir = process.env.HEATSINK_BENCH_BASE
-  const base: Build | undefined = baseDir
-    ? { name: shortCommit(baseDir, 'base'), dir: resolve(baseDir) }
-    : undefined
+  const { now, base } = buildsToCompare()
   const reference = base ?? now
   const [loadCpu, proxyCpu] = cpus().length >= 2 ? [0, cpus().length - 1] : [undefined, undefined]
   const pinned = loadCpu === undefined ? [] : ['taskset', '-c', String(loadCpu)]
@@ -165,7 +154,8 @@ async function startProxy(
   })
   try {
     await waitForPort(port)
-    await promoteWithBuildsOwnRegistry(build, admin, namespace)
+    // The first rounds are discarded, so no wait for the promotion beyond the publisher's own.
+    await promoteWithBuildsOwnRegistry(build, admin, namespace, HOT_KEY)
   } catch (error) {
     child.kill('SIGKILL')
     throw error
@@ -173,26 +163,9 @@ async function startProxy(
   return { child, port }
 }
 
-// The registry's format is the build's own: each build's testing publisher registers the hot key for it.
-async function promoteWithBuildsOwnRegistry(build: Build, admin: Redis, namespace: string): Promise<void> {
-  const testing = await import(pathToFileURL(join(build.dir, 'packages/agent/dist/testing.js')).href)
-  const protocol = await import(pathToFileURL(join(build.dir, 'packages/protocol/dist/index.js')).href)
-  await testing.publishRegistry(admin, protocol.createNames(namespace), { key: HOT_KEY })
-  // The proxy's agent picks the promotion up by pub/sub; the first rounds are discarded, so no wait beyond it.
-  await new Promise((resolve) => setTimeout(resolve, 500))
-}
-
 async function redisPid(admin: Redis): Promise<number> {
   const info = await admin.info('server')
   return Number(/^process_id:(\d+)/m.exec(info)?.[1])
-}
-
-function shortCommit(dir: string, fallback: string): string {
-  try {
-    return execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()
-  } catch {
-    return fallback
-  }
 }
 
 function pairedRatios(costs: ProcessCost[], baselines: ProcessCost[]) {

@@ -6,8 +6,11 @@ import { benchDetectionLatency } from './detection-latency.bench.js'
 import { benchFleetDetection } from './fleet-detection.bench.js'
 import { benchFrontDoorL1Hit } from './front-door-l1-hit.bench.js'
 import { benchFrontDoorPassThrough } from './front-door-pass-through.bench.js'
+import { benchFrontDoorSplitIncr } from './front-door-split-incr.bench.js'
 import { benchFrontDoorSplitRead } from './front-door-split-read.bench.js'
+import { benchInstructions } from './instructions.bench.js'
 import { benchL1Hit } from './l1-hit.bench.js'
+import { benchNodeSampling } from './node-sampling.bench.js'
 import { benchOffload } from './offload.bench.js'
 import { benchPassThrough } from './pass-through.bench.js'
 import { benchProxy } from './proxy.bench.js'
@@ -33,9 +36,12 @@ const benchmarks: Record<string, () => ResultRow[] | Promise<ResultRow[]>> = {
   'front-door-pass-through': benchFrontDoorPassThrough,
   'front-door-l1-hit': benchFrontDoorL1Hit,
   'front-door-split-read': benchFrontDoorSplitRead,
+  'front-door-split-incr': benchFrontDoorSplitIncr,
   proxy: benchProxy,
   'proxy-cpu': benchProxyCpu,
+  instructions: benchInstructions,
   'cluster-slot': benchClusterSlot,
+  'node-sampling': benchNodeSampling,
 }
 
 const only = benchmarkToRun(process.argv.slice(2))
@@ -70,7 +76,7 @@ function benchmarkToRun(args: string[]): string | undefined {
       strict: true,
       allowPositionals: true,
     })
-    // --base <dir>: a built checkout that proxy-cpu compares with (HEATSINK_BENCH_BASE).
+    // --base <dir>: a built checkout that proxy-cpu and instructions compare with (HEATSINK_BENCH_BASE).
     if (values.base !== undefined) process.env.HEATSINK_BENCH_BASE = values.base
     if (positionals.length > 1) throw new Error(`one benchmark at a time, got ${positionals.join(' ')}`)
     const only = positionals[0]

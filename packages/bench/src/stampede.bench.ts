@@ -47,7 +47,7 @@ const payload = {
 }
 
 /**
- * Seed 002's stampede: a hot key expires while it is read from four agents, and the load is slow. Counts the
+ * A stampede: a hot key expires while it is read from four agents, and the load is slow. Counts the
  * loads each approach runs and the callers' latency, for naive cache-aside, bentocache (getOrSet on its Redis
  * L2 driver, one BentoCache per agent) and Heatsink's getOrLoad (one guard per agent).
  */

@@ -1,4 +1,4 @@
-import type { AgentStatus, KeyStatsBody, RegistryChange } from '@heatsink/protocol'
+import type { AgentStatus, KeyStatsBody, MissStorm, NodesView, RegistryChange } from '@heatsink/protocol'
 import { CliError, ExitCode, exitCodeForStatus } from './exit-codes.js'
 
 /** One registry entry as GET /hotkeys lists it. */
@@ -49,9 +49,21 @@ export class ControlPlaneClient {
     return this.#call('GET', '/agents')
   }
 
-  /** Registry changes above `after`, newest first. */
-  events(after: number, limit: number): Promise<{ events: RegistryChange[] }> {
-    return this.#call('GET', `/events?after=${after}&limit=${limit}`)
+  nodes(): Promise<NodesView> {
+    return this.#call('GET', '/nodes')
+  }
+
+  /**
+   * Registry changes above `after` and miss storms after `stormsAfter` (all recent ones when absent), newest first;
+   * an aggregator older than storms sends no `missStorms`.
+   */
+  events(
+    after: number,
+    limit: number,
+    stormsAfter?: string,
+  ): Promise<{ events: RegistryChange[]; missStorms?: MissStorm[] }> {
+    const storms = stormsAfter === undefined ? '' : `&stormsAfter=${encodeURIComponent(stormsAfter)}`
+    return this.#call('GET', `/events?after=${after}&limit=${limit}${storms}`)
   }
 
   promote(key: string, body: PromoteBody): Promise<HotKey & { created: boolean }> {

@@ -26,3 +26,16 @@ export function duration(ms: number): string {
 export function timestamp(epochMs: number): string {
   return new Date(epochMs).toISOString().replace(/\.\d{3}Z$/, 'Z')
 }
+
+/** Bytes as `512B`, `3.2MB` or `1.50GB`; `-` when unknown. */
+export function bytes(value: number | null | undefined): string {
+  if (value === null || value === undefined) return '-'
+  const units = ['B', 'kB', 'MB', 'GB']
+  let scaled = value
+  let unit = 0
+  while (scaled >= 1024 && unit < units.length - 1) {
+    scaled /= 1024
+    unit++
+  }
+  return `${unit === 0 ? Math.round(scaled) : scaled.toFixed(1)}${units[unit]}`
+}

@@ -6,6 +6,7 @@ import { agentsCommand } from './commands/agents.js'
 import { demoteCommand } from './commands/demote.js'
 import { eventsCommand } from './commands/events.js'
 import { hotkeysCommand } from './commands/hotkeys.js'
+import { nodesCommand } from './commands/nodes.js'
 import { promoteCommand } from './commands/promote.js'
 import { statsCommand } from './commands/stats.js'
 import { topCommand } from './commands/top.js'
@@ -20,6 +21,7 @@ const COMMANDS: Command[] = [
   demoteCommand,
   statsCommand,
   agentsCommand,
+  nodesCommand,
   eventsCommand,
 ]
 

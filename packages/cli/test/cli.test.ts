@@ -1,8 +1,10 @@
+// Longer than 300 lines: every case runs the built command against one control plane (Redis, Postgres and an
+// aggregator started once for the file) and shares the helpers that spawn and read it.
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { type AddressInfo, createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
-import { type Aggregator, createAggregator, loadConfig } from '@heatsink/aggregator'
+import { type Aggregator, createAggregator, loadConfig, MissStormLog } from '@heatsink/aggregator'
 import { encodeReport, STREAM_FIELD, WIRE_VERSION } from '@heatsink/protocol'
 import { useTestPostgres, useTestRedis } from '@heatsink/test'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -168,6 +170,42 @@ describe('the heatsink command', () => {
     const ours = output.stdout.split('\n').filter((line) => line.includes(key))
     expect(ours).toHaveLength(2)
     expect(ours[0]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ v\d+ promote coalesce /)
+  })
+
+  it('prints miss storms among the events, and follows them', async () => {
+    const key = `${redis().namespace}:stormy`
+    const storms = new MissStormLog(aggregator.redis, aggregator.names.missStormsKey)
+    const storm = {
+      key,
+      node: '127.0.0.1:6379',
+      missesPerSecond: 850,
+      baselinePerSecond: 3,
+      action: 'coalesce_applied',
+      mitigation: 'coalesce',
+      at: Date.now(),
+    } as const
+    await storms.append(storm)
+    const listed = await heatsink(['events'])
+    expect(listed.stdout).toContain(
+      `miss_storm "${key}" on 127.0.0.1:6379: 850 misses/s (baseline 3/s); coalesce applied`,
+    )
+    const follower = spawn('node', [CLI, 'events', '--follow', '--json'], { env })
+    const output = collect(follower)
+    await waitFor(() => output.stdout.includes(`"key":"${key}"`))
+    await storms.append({ ...storm, action: 'already_mitigated', mitigation: 'local_cache', at: Date.now() })
+    await waitFor(() => output.stdout.includes('"already_mitigated"'))
+    // One more poll: nothing printed twice.
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    follower.kill('SIGINT')
+    expect(await exited(follower)).toBe(0)
+    const ours = output.stdout
+      .split('\n')
+      .filter((line) => line.includes(key))
+      .map((line) => JSON.parse(line))
+    expect(ours.map((line) => [line.type, line.action])).toEqual([
+      ['miss_storm', 'coalesce_applied'],
+      ['miss_storm', 'already_mitigated'],
+    ])
   })
 
   it('redraws top in place on a terminal and prints plain rows in a pipe', async () => {

@@ -27,3 +27,12 @@ export function duration(ms: number): string {
 export function clock(epochMs: number): string {
   return new Date(epochMs).toLocaleTimeString('en-GB', { hour12: false })
 }
+
+/** Bytes as `512 B`, `3.2 MB` or `1.5 GB`; `–` when unknown. */
+export function bytes(value: number | null | undefined): string {
+  if (value === null || value === undefined) return '–'
+  if (value < 1024) return `${Math.round(value)} B`
+  if (value < 1024 ** 2) return `${(value / 1024).toFixed(1)} kB`
+  if (value < 1024 ** 3) return `${(value / 1024 ** 2).toFixed(1)} MB`
+  return `${(value / 1024 ** 3).toFixed(2)} GB`
+}

@@ -22,7 +22,7 @@ const CLOSE_BRACE = 0x7d
  * not, checked against Redis in test/cluster-slot-random.test.ts: cluster-key-slot 1.1.x hashes `foo{}{bar}` as
  * `{bar` (slot 4015) where Redis hashes the whole key (8363), and encodes a lone UTF-16 surrogate as three bytes of
  * its own where ioredis writes U+FFFD. It is also faster on every key shape measured, strings and Buffers
- * (packages/bench `cluster-slot`; the figures are in docs/architecture.md).
+ * (packages/bench `cluster-slot`; the figures are in docs/performance.md).
  */
 export function redisClusterSlot(key: string | Uint8Array): number {
   return typeof key === 'string' ? stringSlot(key) : bytesSlot(key)

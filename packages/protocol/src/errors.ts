@@ -1,4 +1,4 @@
-import { redactUrl } from './redis-url.js'
+import { redactUrl } from './redact-url.js'
 
 /** Base of every error this package throws, so callers can catch the wire's failures as one family. */
 export abstract class ProtocolError extends Error {

@@ -50,6 +50,7 @@ export type {
   RatePoint,
   RegistryChange,
 } from './live-view.js'
+export type { MissStorm, MissStormAction } from './miss-storm.js'
 export { MAX_SPLIT_FACTOR, Mitigation, SplitFactor } from './mitigation.js'
 export {
   createNames,
@@ -59,10 +60,25 @@ export {
   type HeatsinkNames,
   MAX_REPORT_SHARDS,
 } from './names.js'
+export type {
+  CommandLatency,
+  NodeDetail,
+  NodeFigures,
+  NodeHistoryPoint,
+  NodeHotKey,
+  NodeStatus,
+  NodesView,
+} from './node-view.js'
+export { redactUrl } from './redact-url.js'
+export {
+  type InfoReplica,
+  parseInfo,
+  parseInfoPairs,
+  parseInfoReplicaLines,
+} from './redis-info.js'
 export {
   isSentinelUrl,
   parseSentinelUrl,
-  redactUrl,
   redisUrlProblem,
   type SentinelUrlEnvironment,
   type SentinelUrlOptions,
@@ -100,3 +116,4 @@ export { sameSlotTag, slotTag } from './slot-tag.js'
 export { RegistrySnapshot, type RegistrySnapshotInput } from './snapshot.js'
 export { keepSocketErrorsHandled } from './socket-errors.js'
 export { WIRE_VERSION } from './version.js'
+export { MAX_WATCH_ABORT_KEYS, readWatchAborts, WatchAborts } from './watch-aborts.js'

@@ -3,6 +3,8 @@
 // Heatsink, so they are plain types rather than schemas: a reader that gets an older aggregator's frame simply
 // finds a field missing.
 
+import type { MissStorm } from './miss-storm.js'
+
 /** One point of the rate chart: cluster-wide requests per second in one complete window. */
 export interface RatePoint {
   /** Start of the window, epoch ms; also the SSE event id, so a reconnect resumes after it. */
@@ -89,6 +91,8 @@ export interface LiveState {
   registryVersion: number
   hotkeys: LiveHotKey[]
   events: RegistryChange[]
+  /** The latest miss storms, newest first (absent from aggregators older than the field). */
+  missStorms?: MissStorm[]
   agents: AgentStatus[]
 }
 
@@ -114,4 +118,8 @@ export interface KeyStatsBody {
   commandForms?: string[]
   /** The one split kind those forms belong to; null: never split automatically. */
   splitKind?: string | null
+  /** Transactions watching the key aborted by WATCH per second (absent from aggregators older than the field). */
+  watchAbortsPerSecond?: number
+  /** Sustained write contention on the key (see GET /hotkeys/{key}/stats). */
+  contended?: boolean
 }

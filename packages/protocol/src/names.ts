@@ -43,6 +43,12 @@ export interface HeatsinkNames {
    */
   leaseKey(key: string): string
   /** Where agents announce themselves. */
+  /** The latest sample of every Redis node's load (JSON string, short TTL), written by the metrics reporter. */
+  readonly nodesLatestKey: string
+  /** The recent node samples, newest first (capped list of JSON), for the node charts. */
+  readonly nodesHistoryKey: string
+  /** Hash: hot key -> its node's ops/s before the key's promotion (JSON). */
+  readonly nodesBeforeKey: string
   readonly agentsKey: string
   /**
    * A random token in each database whose keys an agent's L1 holds, in the application's own Redis: SWAPDB
@@ -101,6 +107,10 @@ export interface HeatsinkNames {
   readonly splitFoldedKey: string
   /** Lease of the aggregator replica that exports the cluster-wide gauges (registry size, stream backlog). */
   readonly metricsReporterLeaseKey: string
+  /** Capped stream of the miss storms the aggregator raised (encoded MissStorm), newest last. */
+  readonly missStormsKey: string
+  /** Set while a key's miss storm lasts, so a storm raises one event however many replicas see it. */
+  missStormMarkerKey(keyHash: string): string
 }
 
 /** Build the Redis names for one Heatsink deployment; throws InvalidNamespaceError on a bad namespace. */
@@ -133,6 +143,9 @@ export function createNames(
     tuningKey: `${namespace}:tuning:latest`,
     registrySnapshotKey: `${namespace}:registry:snapshot`,
     leaseKey: (key: string) => `${leasePrefix}${sameSlotTag(key)}:${key}`,
+    nodesLatestKey: `${namespace}:nodes:latest`,
+    nodesHistoryKey: `${namespace}:nodes:history`,
+    nodesBeforeKey: `${namespace}:nodes:before`,
     agentsKey: `${namespace}:agents`,
     databaseMarkerKey: `${namespace}:db-marker`,
     windowCountersKey: (windowStart: number, shard: number) => `${namespace}:w:{${windowStart}:${shard}}`,
@@ -155,6 +168,8 @@ export function createNames(
     splitReconcilerLeaseKey: `${namespace}:split-reconciler`,
     splitFoldedKey: `${namespace}:split-folded`,
     metricsReporterLeaseKey: `${namespace}:metrics-reporter`,
+    missStormsKey: `${namespace}:miss-storms`,
+    missStormMarkerKey: (hash: string) => `${namespace}:miss-storm:${hash}`,
   })
 }
 
@@ -185,6 +200,8 @@ export const HEATSINK_NAME_PARTS: {
     'split-stamp:',
     'split-held:',
     'heartbeat:{',
+    'miss-storm:',
+    'nodes:',
   ],
   single: [
     'registry',
@@ -197,6 +214,7 @@ export const HEATSINK_NAME_PARTS: {
     'split-folded',
     'metrics-reporter',
     'db-marker',
+    'miss-storms',
   ],
 })
 

@@ -1,4 +1,5 @@
 import { InvalidRedisUrlError } from './errors.js'
+import { redactUrl } from './redact-url.js'
 
 /**
  * The Redis URLs Heatsink's services take: `redis://` and `rediss://` (one server, parsed by ioredis), and the
@@ -104,11 +105,6 @@ export function parseSentinelUrl(url: string, env: SentinelUrlEnvironment = {}):
     enableTLSForSentinelMode: tls,
     ...(sentinelTls === 'true' && { sentinelTLS: {} }),
   }
-}
-
-/** The URL with every password (before `@`, and `sentinelPassword=`) replaced, for messages and logs. */
-export function redactUrl(url: string): string {
-  return url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@').replace(/([?&]sentinelPassword=)[^&]*/, '$1***')
 }
 
 type Fail = (part: string, message: string) => Error

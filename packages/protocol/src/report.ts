@@ -62,6 +62,11 @@ export const HotKeyStats = z.object({
   key: RedisKey,
   l1Hits: Count.default(0),
   l1Misses: Count.default(0),
+  /**
+   * L1's reads of the key at Redis (fills): a miss that joined a fill in flight is not one, so l1Misses - l1Fills
+   * misses were absorbed too. Absent: none (or an agent from before the field).
+   */
+  l1Fills: Count.optional(),
   coalescedWaiters: Count.default(0),
   upstreamLoads: Count.default(0),
   staleServes: Count.default(0),
@@ -143,6 +148,11 @@ export const WindowReport = z
     /** In final reports, with the agent's error sampling on: the sketch's error measured against exact counts. */
     sketchError: SketchError.optional(),
     hotKeyStats: z.array(HotKeyStats).max(MAX_HOT_KEY_STATS).default([]),
+    /**
+     * In final reports: transactions aborted by WATCH per key (see watch-aborts.ts). Checked apart from the rest
+     * (readWatchAborts), so that a malformed one is set aside alone rather than dead-lettering the report.
+     */
+    watchAborts: z.unknown().optional(),
   })
   .refine((report) => report.forms === undefined || report.forms.length === report.candidates.length, {
     message: 'forms must have one entry per candidate',

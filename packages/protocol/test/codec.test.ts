@@ -1,3 +1,5 @@
+// Longer than 300 lines: one codec's round trips and refusals, sharing the fixtures of every message kind at the
+// top of the file.
 import { describe, expect, it } from 'vitest'
 import { ZodError } from 'zod'
 import {

@@ -4,7 +4,7 @@ import { KeyHasher } from './key-hasher.js'
 
 /** Dimensions and seed of a sketch; sketches merge only when all three match. */
 export interface CountMinSketchOptions {
-  /** Hash rows (the specification's "four hash functions"). */
+  /** Hash rows, four by default: each more row makes an overestimate less likely, at one more counter a request. */
   depth?: number
   /** Counters per row; a power of two so a row index is a mask, not a division. */
   width?: number

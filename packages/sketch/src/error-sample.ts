@@ -6,8 +6,8 @@ export interface SampledKey {
 }
 
 /**
- * The sketch's error measured at run time (the specification's "estimation error rate validated against exact
- * counts sampled at low frequency"): a fixed share of keys, chosen by their fingerprint so every agent samples
+ * The sketch's error measured at run time, so that operators see how far its estimates are from the truth on
+ * their own traffic rather than trusting the bound: a fixed share of keys, chosen by their fingerprint so every agent samples
  * the same ones, is counted exactly beside the sketch, and compared with the estimate when the window closes.
  */
 export interface ErrorSample {

@@ -1,7 +1,7 @@
 import { InvalidSketchOptionError } from './errors.js'
 import type { WindowSummary } from './window-recorder.js'
 
-/** The specification's FrequencyCounter: one key's count in one window. */
+/** One key's count in one window, the unit the sliding sums are made of. */
 export interface FrequencyCounter {
   key: string
   windowStart: number

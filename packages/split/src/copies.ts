@@ -9,7 +9,7 @@ export type CopyExpiry = [] | ['EX', number] | ['PX', number]
 const MAX_HOPS = 4
 
 /**
- * Read-mostly values split as N copies (seeds 000 and 004): a write goes to every copy and to the base key, a
+ * Read-mostly values split as N copies, so that one key read far beyond a node's capacity spreads its reads: a write goes to every copy and to the base key, a
  * read to one copy, chosen by a hash of a routing id (the same caller always reads the same copy) or at random.
  * Copies are written in parallel, so for a moment they can differ; every write carries a stamp and a copy only
  * takes a newer one, so concurrent writers leave all copies with the same last value. The base key always holds

@@ -51,6 +51,68 @@ export class SplitCounter {
   }
 
   /**
+   * On a standalone Redis, INCRBY `delta` ('': none, a read with the gates) as one command sent before this call
+   * returns: calls made one after another run in Redis in that order, each answered with the sum right after its
+   * own write. Resolves to the sum (null: nothing exists), like read().
+   */
+  inOrder(key: string, n: number, delta: string): Promise<bigint | null> {
+    const ctx = this.#ctx
+    const layouts = layoutsFor(ctx, key, n)
+    const keys = gatedKeys(ctx, key, layouts)
+    for (const layout of layouts) ctx.shardCounts.hitAll(key, layout.n)
+    const factor = delta === '' ? 1 : ctx.transitions.writeFactor(key, n)
+    let written: readonly string[] = [key, key]
+    if (factor > 1) {
+      const shard = ctx.layouts.get(key, factor).shards[randomShard(ctx.random, factor)]!
+      ctx.shardCounts.hit(key, factor, shard.index)
+      written = [shard.data, shard.gate]
+    }
+    const sent = ctx.fanOut.one(script('incrAndRead', [...written, ...keys], delta, factor > 1 ? '0' : '1'))
+    return sent.then((reply) => {
+      throwScriptFailure('incrAndRead', reply, { key, physicalKey: written[0]! })
+      return this.#sumRead(key, layouts, reply as Array<string | null>, keys.length)
+    })
+  }
+
+  /**
+   * On a standalone Redis, the snapshot read (one MGET, sent before this call returns, so in order with inOrder's
+   * commands); undefined when only a read with the gates can sum the counter now (a drain under way).
+   */
+  snapshotInOrder(key: string, n: number): Promise<bigint | null | undefined> {
+    return this.#readSnapshot(key, layoutsFor(this.#ctx, key, n)).then((sum) =>
+      sum === NEEDS_GATES ? undefined : sum,
+    )
+  }
+
+  // incrAndRead's values: base key, journal, routes, then the shards, each with its gate only while a journal or a
+  // route exists (`all`: the keys read with the gates). Without them, the sum of base and shards.
+  #sumRead(
+    key: string,
+    layouts: readonly SplitLayout[],
+    values: ReadonlyArray<string | null>,
+    all: number,
+  ): bigint | null | Promise<bigint | null> {
+    const journal = values[1] ?? null
+    const gated = values.length === all
+    if (!gated || (!hasUnfinishedMove(journal) && !routesLeaveLayouts(values[2] ?? null, layouts))) {
+      const total = new ExactSum()
+      let found = false
+      for (let i = 0; i < values.length; i += i < 3 || !gated ? 1 : 2) {
+        if (i === 1 || i === 2) continue
+        const value = values[i] ?? null
+        if (value === null) continue
+        found = true
+        total.add(key, key, value)
+      }
+      return found ? total.value() : null
+    }
+    const view = gatedView(layouts, values, 3)
+    // A closed gate sends writes to a layout not read: the per-node read follows it (a later read).
+    if (view === undefined) return this.#readPerNode(key, layouts).then((read) => sumOf(key, read))
+    return sumOf(key, view)
+  }
+
+  /**
    * The counter's value: base key plus every shard of every layout involved, read in parallel. Null when none of
    * them exists. Not an atomic snapshot on a Cluster (increments landing during the read may or may not be
    * counted), but a drain in flight is never counted twice nor missed: see sumOf.
@@ -113,20 +175,7 @@ export class SplitCounter {
     const values = (await ctx.fanOut.one(callAt(0, 'mget', ...(keys as [string, ...string[]])))) as Array<
       string | null
     >
-    const shards: CounterView['shards'] = []
-    let position = 2
-    for (const layout of layouts) {
-      const ids = shardIds(layout)
-      for (const shard of layout.shards) {
-        const gate = decodeGate(values[position + 1])
-        if (gate.state !== undefined && gate.target > 1 && !layouts.some((read) => read.n === gate.target)) {
-          return undefined
-        }
-        shards.push({ id: ids[shard.index]!, data: shard.data, gate, value: values[position] ?? null })
-        position += 2
-      }
-    }
-    return { base: values[0] ?? null, journal: parseJournal(values[1] ?? null), shards }
+    return gatedView(layouts, values, 2)
   }
 
   // Base key and journal in one MGET on their node, each shard with its gate in one MGET, one batch per node.
@@ -148,6 +197,31 @@ export class SplitCounter {
     }
     return { base: base[0], journal: parseJournal(base[1]), shards }
   }
+}
+
+/**
+ * A view from one MGET's values: base key, journal, then from `first` on each shard of `layouts` and its gate.
+ * Undefined when a closed gate sends writes to a layout not read, which only the per-node read follows.
+ */
+function gatedView(
+  layouts: readonly SplitLayout[],
+  values: ReadonlyArray<string | null | undefined>,
+  first: number,
+): CounterView | undefined {
+  const shards: CounterView['shards'] = []
+  let position = first
+  for (const layout of layouts) {
+    const ids = shardIds(layout)
+    for (const shard of layout.shards) {
+      const gate = decodeGate(values[position + 1])
+      if (gate.state !== undefined && gate.target > 1 && !layouts.some((read) => read.n === gate.target)) {
+        return undefined
+      }
+      shards.push({ id: ids[shard.index]!, data: shard.data, gate, value: values[position] ?? null })
+      position += 2
+    }
+  }
+  return { base: values[0] ?? null, journal: parseJournal(values[1] ?? null), shards }
 }
 
 // The MGET of base key and journal, built once per layout: a CRC and a string on every read otherwise.
@@ -197,4 +271,19 @@ function shardIds(layout: SplitLayout): readonly string[] {
     idCache.set(layout, ids)
   }
   return ids
+}
+
+const gatedKeyCache = new WeakMap<SplitLayout, readonly string[]>()
+
+// Base key, journal, routes, then every shard of every layout, each followed by its gate.
+function gatedKeys(ctx: SplitContext, key: string, layouts: readonly SplitLayout[]): readonly string[] {
+  const single = layouts.length === 1 ? layouts[0]! : undefined
+  let keys = single === undefined ? undefined : gatedKeyCache.get(single)
+  if (keys === undefined) {
+    const built = [key, ctx.names.splitJournalKey(key), ctx.names.splitRoutesKey(key)]
+    for (const layout of layouts) built.push(...mgetKeys(layout))
+    if (single !== undefined) gatedKeyCache.set(single, built)
+    keys = built
+  }
+  return keys
 }

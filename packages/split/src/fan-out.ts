@@ -95,6 +95,11 @@ export class FanOut {
     }
   }
 
+  /** The client or Cluster every call goes through. */
+  get redis(): Redis | Cluster {
+    return this.#redis
+  }
+
   /** Whether the client is a Redis Cluster. */
   get isCluster(): boolean {
     return this.#cluster !== undefined

@@ -1,6 +1,5 @@
 import type { SplitContext } from './context.js'
 import { call } from './fan-out.js'
-import { type ReshardReport, reshard } from './reshard.js'
 
 /**
  * A fold a data plane made because a split key met a command its split cannot answer (say APPEND on a counter),
@@ -11,17 +10,9 @@ import { type ReshardReport, reshard } from './reshard.js'
  * version (the key promoted again or resharded) is a new decision and ends the hold; a demotion removes the mark.
  */
 
-/** Marks `key` held under registry `version`, then folds layout `n` into the base key. */
-export async function holdFolded(
-  ctx: SplitContext,
-  key: string,
-  n: number,
-  version: number,
-): Promise<ReshardReport> {
-  // The mark goes first: a reconciler that takes the key's fold lease between the fold and a later mark would
-  // reopen the gates.
+/** Marks `key` held under registry `version` (reshard.ts's holdFolded, before it folds). */
+export async function markHeld(ctx: SplitContext, key: string, version: number): Promise<void> {
   await ctx.fanOut.one(call('set', ctx.names.splitHeldKey(key), String(version)))
-  return reshard(ctx, key, n, 1)
 }
 
 /** The registry version `key` is held folded under, or undefined when it is not held. */

@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto'
+import { acquireLease, releaseLease, renewLease } from '@heatsink/redis-script'
 import { sleep } from './clock.js'
 import type { SplitContext } from './context.js'
 import { LeaseLostError } from './errors.js'
-import { call, script } from './fan-out.js'
+import { script } from './fan-out.js'
 
 /**
- * A Redis lease: SET NX PX with a random token, renewed at a third of its lifetime while held, released by
- * compare-and-delete (leaseRelease-1.lua), so a holder whose lease expired can never delete its successor's.
+ * A reshard's or fold's lease (the lease itself is @heatsink/redis-script's: SET NX PX with a random token,
+ * compare-and-pexpire, compare-and-delete), renewed here at a third of its lifetime while held; a renewal that
+ * finds it gone marks it lost, and work under it stops at its next assertHeld.
  */
 export class Lease {
   readonly name: string
@@ -28,8 +30,8 @@ export class Lease {
   /** Takes the lease if it is free; undefined when another holder has it. */
   static async tryAcquire(ctx: SplitContext, name: string, ttlMs: number): Promise<Lease | undefined> {
     const token = `${ctx.agentId}:${randomBytes(8).toString('hex')}`
-    const reply = await ctx.fanOut.one(call('set', name, token, 'PX', ttlMs, 'NX'))
-    return reply === 'OK' ? new Lease(ctx, name, token, ttlMs) : undefined
+    const acquired = await acquireLease(ctx.fanOut.redis, name, token, ttlMs)
+    return acquired ? new Lease(ctx, name, token, ttlMs) : undefined
   }
 
   /** Takes the lease, waiting (polling, with backoff) up to `timeoutMs` for the holder to let go. */
@@ -62,14 +64,14 @@ export class Lease {
   /** Renews now; false (and the lease counts as lost) when it is no longer ours. */
   async renew(): Promise<boolean> {
     if (!this.held) return false
-    const reply = await this.#ctx.fanOut.one(script('leaseRenew', [this.name], this.token, this.#ttlMs))
-    if (reply !== 1) this.#lost = true
-    return reply === 1
+    const renewed = await renewLease(this.#ctx.fanOut.redis, this.name, this.token, this.#ttlMs)
+    if (!renewed) this.#lost = true
+    return renewed
   }
 
   /** Stops renewing and deletes the lease if still ours. */
   async release(): Promise<void> {
-    if (this.#stop()) await this.#ctx.fanOut.one(script('leaseRelease', [this.name], this.token))
+    if (this.#stop()) await releaseLease(this.#ctx.fanOut.redis, this.name, this.token)
   }
 
   /** Ends a fold: deletes the lease and the key's touched set in one step, if the lease is still ours. */

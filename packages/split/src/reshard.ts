@@ -2,7 +2,7 @@ import type { SplitContext } from './context.js'
 import { drainShard } from './drain.js'
 import { FoldTimeoutError } from './errors.js'
 import { call, script } from './fan-out.js'
-import { staysHeld } from './held-fold.js'
+import { markHeld, staysHeld } from './held-fold.js'
 import { collectJournal } from './journal.js'
 import { Lease } from './lease.js'
 import { addRoute } from './routes.js'
@@ -155,4 +155,17 @@ export function scheduleJournalCollection(ctx: SplitContext, key: string): void 
   ctx.clock.setTimeout(() => {
     collect().then(() => ctx.clock.setTimeout(collect, grace))
   }, grace)
+}
+
+/** Marks `key` held under registry `version` (held-fold.ts), then folds layout `n` into the base key. */
+export async function holdFolded(
+  ctx: SplitContext,
+  key: string,
+  n: number,
+  version: number,
+): Promise<ReshardReport> {
+  // The mark goes first: a reconciler that takes the key's fold lease between the fold and a later mark would
+  // reopen the gates.
+  await markHeld(ctx, key, version)
+  return reshard(ctx, key, n, 1)
 }

@@ -15,11 +15,11 @@ const SCRIPT_KEYS = {
   applyCounterMove: 2,
   mergeMembers: 3,
   baseWrite: 3,
-  leaseRenew: 1,
-  leaseRelease: 1,
   endFold: 2,
   editJournal: 1,
   addRoute: 1,
+  // Any number of keys: a split counter's shards and gates.
+  incrAndRead: undefined,
 } as const
 
 /** A script of this package, by its file's camel name. */
@@ -29,11 +29,16 @@ export type ScriptName = keyof typeof SCRIPT_KEYS
 const SCRIPTS = new Map<ScriptName, RedisScript>(
   (Object.keys(SCRIPT_KEYS) as ScriptName[]).map((name) => [
     name,
-    RedisScript.fromFile(new URL(`./lua/${name}-${SCRIPT_KEYS[name]}.lua`, import.meta.url)),
+    RedisScript.fromFile(new URL(`./lua/${scriptFile(name)}`, import.meta.url)),
   ]),
 )
 
 /** The script of that name. */
 export function splitScript(name: ScriptName): RedisScript {
   return SCRIPTS.get(name)!
+}
+
+function scriptFile(name: ScriptName): string {
+  const keys = SCRIPT_KEYS[name]
+  return keys === undefined ? `${name}.lua` : `${name}-${keys}.lua`
 }

@@ -2,12 +2,12 @@ import { type BaseShape, readBaseShape } from './base-shape.js'
 import { createContext, type SplitContext, type SplitterOptions } from './context.js'
 import { type CopyExpiry, SplitCopies } from './copies.js'
 import { SplitCounter } from './counter.js'
-import { heldVersion, holdFolded, releaseHold } from './held-fold.js'
+import { heldVersion, releaseHold } from './held-fold.js'
 import type { SplitLayout } from './layout.js'
 import { type ShardPlacement, shardPlacement } from './placement.js'
 import { ReadAfterWrite } from './read-after-write.js'
 import { Reconciler, type ReconcilerOptions } from './reconciler.js'
-import { type ActivateOptions, activate, type ReshardReport, reshard } from './reshard.js'
+import { type ActivateOptions, activate, holdFolded, type ReshardReport, reshard } from './reshard.js'
 import { SplitSet } from './set.js'
 import { SplitSortedSet } from './sorted-set.js'
 import { assertSplitFactor, type SplitFactorOptions, splitFactorFor } from './split-factor.js'
@@ -97,6 +97,39 @@ export class Splitter {
     assertSplitFactor(n)
     const sum = await this.#counter.read(key, n)
     return sum === null ? null : sum.toString()
+  }
+
+  /**
+   * Whether counterInOrder may be used: on a standalone Redis every command goes down one connection, so commands
+   * sent one after another run in that order; a Cluster's shards live on several nodes.
+   */
+  get sendsInOrder(): boolean {
+    return !this.#ctx.fanOut.isCluster
+  }
+
+  /**
+   * INCRBY `delta` on a split counter as one command, sent before this returns: calls made one after another run
+   * in Redis in their order, each answered with the value right after its own write (a pipeline of them answers as
+   * the unsplit key would). Standalone Redis only (sendsInOrder).
+   */
+  counterInOrder(key: string, n: number, delta: string): Promise<bigint | null> {
+    assertSplitFactor(n)
+    return this.#counter.inOrder(key, n, delta)
+  }
+
+  /**
+   * GET of a split counter as one MGET sent before this returns (in order with counterInOrder's commands);
+   * undefined while a drain is under way, when counterGatedRead reads it. Standalone Redis only.
+   */
+  counterSnapshotInOrder(key: string, n: number): Promise<bigint | null | undefined> {
+    assertSplitFactor(n)
+    return this.#counter.snapshotInOrder(key, n)
+  }
+
+  /** GET of a split counter with the gates, as one command sent before this returns. Standalone Redis only. */
+  counterGatedRead(key: string, n: number): Promise<bigint | null> {
+    assertSplitFactor(n)
+    return this.#counter.inOrder(key, n, '')
   }
 
   /** The base key's type, expiry and string value: what decides whether a data plane may serve the key split. */

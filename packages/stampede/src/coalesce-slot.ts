@@ -12,8 +12,8 @@ interface Waiter<T> {
 }
 
 /**
- * One in-flight piece of work on a key and the callers waiting for it (the specification's CoalesceSlot:
- * key, in-flight id, waiters, result, err, resolvedAt). The work's result or error reaches every waiter at
+ * One in-flight piece of work on a key and the callers waiting for it (key, in-flight id, waiters, result, err,
+ * resolvedAt). The work's result or error reaches every waiter at
  * once; a waiter whose deadline passes first leaves alone, and the work and the other waiters go on.
  *
  * Waiters are kept in deadline order and served by one timer for the earliest deadline, not one timer each:

@@ -11,7 +11,7 @@ export type FetchSource =
   /** maxWaitMs passed and the caller's fallback served. */
   | 'fallback'
 
-/** A value with how it was obtained. */
+/** A value with how it was obtained; the callers of one flight share one Fetched (the agent counts a flight's miss once by it). */
 export interface Fetched<T> {
   value: T
   source: FetchSource

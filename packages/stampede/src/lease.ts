@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto'
+import { renewLease } from '@heatsink/redis-script'
 import type { Clock } from '@heatsink/sketch'
 import type { Cluster, Redis } from 'ioredis'
 import { stampedeScripts } from './scripts.js'
@@ -63,9 +64,16 @@ function digestOf(value: string | null): string {
 }
 
 /**
- * A lease this process owns. It is extended (compare-and-pexpire) every third of its time to live while the
- * load runs, and ends by exactly one of fill (store the value and release, atomically) or release; both are
- * conditional on the token, so a lease that ran out and passed to another owner is never touched.
+ * A lease this process owns. It is extended (@heatsink/redis-script's renewLease, compare-and-pexpire) every third
+ * of its time to live while the load runs, and ends by exactly one of fill (store the value and release,
+ * atomically) or release; both are conditional on the token, so a lease that ran out and passed to another owner
+ * is never touched.
+ *
+ * Only the extension is the shared lease's: taking a fill lease reads the cache key in the same script (the
+ * dogpile double-check, and the digest a fill compares), and releasing it publishes on the fill channel in the
+ * same script, so waiting agents retry the moment it ends. The shared acquire and release would split each into
+ * two steps, opening a window in which a waiter sees the lease gone but no announcement, or a value written
+ * between the lease and the read.
  */
 export class HeldLease {
   readonly token: string
@@ -145,14 +153,12 @@ export class HeldLease {
     this.#timer = this.#clock.setTimeout(() => {
       if (this.#ended) return
       this.#schedule()
-      stampedeScripts
-        .extendLease(this.#redis, this.#target.leaseKey, this.token, this.#timing.leaseMs)
-        .then((extended) => {
-          if (extended === 0) {
-            this.held = false
-            this.#end()
-          }
-        }, this.#onError)
+      renewLease(this.#redis, this.#target.leaseKey, this.token, this.#timing.leaseMs).then((extended) => {
+        if (!extended) {
+          this.held = false
+          this.#end()
+        }
+      }, this.#onError)
     }, every)
   }
 }

@@ -5,7 +5,6 @@ import type { Cluster, Redis } from 'ioredis'
 const script = (file: string) => RedisScript.fromFile(new URL(`./lua/${file}`, import.meta.url))
 
 const ACQUIRE_LEASE = script('acquireLease-2.lua')
-const EXTEND_LEASE = script('extendLease-1.lua')
 const RELEASE_LEASE = script('releaseLease-1.lua')
 const FILL_LEASE = script('fillLease-2.lua')
 const SET_AND_BREAK_LEASE = script('setAndBreakLease-2.lua')
@@ -21,9 +20,6 @@ export const stampedeScripts = {
     ms: number,
     peek: '0' | '1',
   ) => ACQUIRE_LEASE.run<[number, string | number | null]>(redis, [key, leaseKey], [token, ms, peek]),
-
-  extendLease: (redis: Redis | Cluster, leaseKey: string, token: string, ms: number) =>
-    EXTEND_LEASE.run<number>(redis, [leaseKey], [token, ms]),
 
   releaseLease: (redis: Redis | Cluster, leaseKey: string, token: string, channel: string, message: string) =>
     RELEASE_LEASE.run<number>(redis, [leaseKey], [token, channel, message]),

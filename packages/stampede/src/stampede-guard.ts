@@ -1,3 +1,7 @@
+// Longer than 300 lines: the getOrLoad protocol (serve, wait on the fill channel, take the lease, load, fill,
+// refresh ahead of expiry, serve stale in grace) is one state machine over the guard's coalescing slots, counters
+// and lease target; its building blocks are files of their own (lease.ts, envelope.ts, xfetch.ts, fill-channel.ts,
+// single-flight.ts, load-runner.ts), and what stays here is the order they run in.
 import type { HeatsinkNames } from '@heatsink/protocol'
 import { type Clock, systemClock } from '@heatsink/sketch'
 import type { Cluster, Redis } from 'ioredis'

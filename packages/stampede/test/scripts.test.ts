@@ -1,9 +1,9 @@
+import { renewLease } from '@heatsink/redis-script'
 import { ManualClock } from '@heatsink/sketch'
 import type { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import { delAndBreakLease, delAndBreakLeases, fillChannel, setAndBreakLease } from '../src/index.js'
 import { type LeaseTiming, tryLease } from '../src/lease.js'
-import { stampedeScripts } from '../src/scripts.js'
 import { keyOf, namesOf, until, useTestRedis } from './support.js'
 
 const t = useTestRedis()
@@ -63,7 +63,7 @@ describe('lease scripts', () => {
 
     await short.release()
     expect(await redis.get(target(key).leaseKey)).toBe(taken.token)
-    expect(await stampedeScripts.extendLease(redis, target(key).leaseKey, short.token, 60_000)).toBe(0)
+    expect(await renewLease(redis, target(key).leaseKey, short.token, 60_000)).toBe(false)
     expect(await short.fill('stale', 10_000)).toBe(false)
     expect(await redis.get(key)).toBeNull()
     expect(await redis.get(target(key).leaseKey)).toBe(taken.token)

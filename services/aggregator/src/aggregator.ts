@@ -3,23 +3,26 @@ import type { Cluster, Redis } from 'ioredis'
 import { type Logger, pino } from 'pino'
 import { type Clock, systemClock } from './clock.js'
 import { type Component, Components, together } from './component.js'
-import type { Config } from './config.js'
+import { type Config, warnUnsafeSettings } from './config.js'
 import type { Database } from './db/database.js'
-import { MIGRATIONS_DIR, migrate, pendingMigrations } from './db/migrate.js'
+import { MIGRATIONS_DIR, migrate } from './db/migrate.js'
 import { createPgDatabase, type PgDatabaseOptions } from './db/pg-database.js'
 import { createPgliteDatabase } from './db/pglite-database.js'
-import { DetectionEngine } from './detection/detection-engine.js'
+import { DetectionEngine, detectionMetrics } from './detection/detection-engine.js'
 import { type ApiServer, buildApi } from './http/app.js'
-import type { ReadinessProbe } from './http/ops-routes.js'
 import { LiveFeed } from './live/live-feed.js'
 import { LiveStateReader } from './live/live-state-reader.js'
 import { createMetrics, type Metrics } from './metrics.js'
-import { checkPrimary, createControlRedis } from './redis-connection.js'
+import { createNodeView } from './nodes/node-view.js'
+import { replicaProbes } from './readiness.js'
+import { createControlRedis, quitRedis, refuseUnflaggedCluster } from './redis-connection.js'
 import { EventLog } from './registry/event-log.js'
 import { RegistryPublisher } from './registry/registry-publisher.js'
 import { RegistryService } from './registry/registry-service.js'
 import { registerClusterGauges } from './reporting/cluster-gauges.js'
 import { ReporterLease } from './reporting/reporter-lease.js'
+import { connectionOwner, unknownOwner } from './storms/key-owner.js'
+import { MissStormLog } from './storms/miss-storm-log.js'
 import { Ticker } from './ticker.js'
 import type { TrafficReader } from './traffic-reader.js'
 
@@ -115,20 +118,8 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
     () => registry.expireDue(clock.now()),
     log,
   )
-  const probes: ReadinessProbe[] = [
-    { name: 'redis', check: () => checkPrimary(redis) },
-    { name: 'postgres', check: async () => void (await db.query('SELECT 1')) },
-    {
-      name: 'migrations',
-      check: async () => {
-        const pending = await pendingMigrations(db, migrationsDir)
-        if (pending.length > 0) throw new Error(`not applied: ${pending.join(', ')}`)
-      },
-    },
-    // A Redis that answers PING can still leave ingest stuck (a group gone and not recreatable, a stream key of
-    // the wrong type): this check fails then, so the replica does not claim to detect while it cannot.
-    { name: 'ingest', check: async () => detection.checkIngest() },
-  ]
+  const probes = replicaProbes({ redis, db, migrationsDir, ingest: () => detection.checkIngest() })
+  const missStorms = new MissStormLog(redis, names.missStormsKey, log)
   const detection = new DetectionEngine({
     redis,
     names,
@@ -143,25 +134,15 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
       maxReportAgeMs: config.maxReportAgeMs,
       maxClockSkewMs: config.maxClockSkewMs,
       ingestStallMs: config.ingestStallMs,
+      missStorm: config.missStorm,
+      contention: config.contention,
     },
     replicaId: config.replicaId,
     now: () => clock.now(),
     registryKey: config.registryKey,
+    missStorms: { log: missStorms, owner: config.sharesDataRedis ? connectionOwner(redis) : unknownOwner },
     log,
-    metrics: {
-      claimed: metrics.ingestClaimed,
-      deadLettered: metrics.deadLetters,
-      groupRecreated: metrics.ingestGroupRecreated,
-      reports: metrics.ingestReports,
-      entries: metrics.ingestEntries,
-      stale: metrics.ingestStale,
-      reportLag: metrics.reportLag,
-      promotionsAbandoned: metrics.promotionsAbandoned,
-      sketchSampledKeys: metrics.sketchSampledKeys,
-      sketchOverBound: metrics.sketchOverBound,
-      sketchMeanRelativeError: metrics.sketchMeanRelativeError,
-      sketchMaxRelativeError: metrics.sketchMaxRelativeError,
-    },
+    metrics: detectionMetrics(metrics),
   })
   const reporterLease = new ReporterLease({
     redis,
@@ -176,14 +157,28 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
     redis,
     reportStreams: names.reportStreams,
     consumerGroup: names.consumerGroup,
+    agents: detection.agents,
     log,
   })
   const traffic: TrafficReader = options.trafficReader ?? detection.traffic
+  const nodeView = createNodeView({
+    config,
+    names,
+    redis,
+    lease: reporterLease,
+    registry,
+    traffic: detection.traffic,
+    counters: detection.counters,
+    metrics: metrics.registry,
+    now: () => clock.now(),
+    log,
+  })
   const events = new EventLog(db)
   const feed = new LiveFeed({
     reader: new LiveStateReader({
       registry,
       events,
+      missStorms,
       agents: detection.agents,
       traffic,
       keyStats: detection.keyStats,
@@ -208,7 +203,15 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
     // Requests in progress get three quarters of the shutdown deadline; the rest is for closing Redis and the
     // database after them, so a stop that cuts a slow client off still ends cleanly and in time.
     closeTimeoutMs: Math.floor(config.shutdownTimeoutMs * 0.75),
-    operators: { feed, agents: detection.agents, events, keyStats: detection.keyStats },
+    operators: {
+      feed,
+      agents: detection.agents,
+      events,
+      missStorms,
+      keyStats: detection.keyStats,
+      nodes: nodeView.routes,
+    },
+    contention: detection.contention,
   })
 
   const added: Component[] = []
@@ -219,8 +222,11 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
   const core: Component[] = [
     {
       name: 'redis',
-      start: () => redis.connect(),
-      stop: () => quit(redis),
+      start: async () => {
+        await redis.connect()
+        await refuseUnflaggedCluster(redis, config)
+      },
+      stop: () => quitRedis(redis),
     },
     {
       name: 'database',
@@ -232,6 +238,7 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
     { name: 'registry publisher', start: () => publisher.start(), stop: () => publisher.stop() },
     { name: 'registry expiry', start: async () => expiry.start(), stop: () => expiry.stop() },
     { name: 'metrics reporter lease', start: () => reporterLease.start(), stop: () => reporterLease.stop() },
+    ...(nodeView.component === undefined ? [] : [nodeView.component]),
   ]
   const ingest: Component = {
     name: 'detection',
@@ -241,17 +248,7 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
   const http: Component = {
     name: 'http',
     start: async () => {
-      if (config.apiToken === null) {
-        log.warn(
-          { host: config.host, ignoredHost: config.ignoredHost },
-          'HEATSINK_API_TOKEN is not set: write endpoints are unauthenticated, so the API listens on loopback only',
-        )
-      }
-      if (config.registryKey === null) {
-        log.warn(
-          'HEATSINK_REGISTRY_KEY is not set: registry events are published unsigned, so agents cannot tell them from forged ones',
-        )
-      }
+      warnUnsafeSettings(config, log)
       url = await app.listen({ port: config.port, host: config.host })
     },
     stop: async () => {
@@ -291,18 +288,4 @@ export function createAggregator(config: Config, options: AggregatorOptions = {}
     },
     url: () => url,
   }
-}
-
-// QUIT lets queued commands finish; a connection that never came up has nothing to finish. Resolves once the
-// connection is closed, so a stopped aggregator holds no socket.
-async function quit(redis: Redis | Cluster): Promise<void> {
-  if (redis.status === 'end') return
-  if (redis.status === 'wait') {
-    redis.disconnect()
-    return
-  }
-  const ended = new Promise<void>((resolve) => redis.once('end', () => resolve()))
-  if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect())
-  else redis.disconnect()
-  await ended
 }

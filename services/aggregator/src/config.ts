@@ -14,9 +14,12 @@ import {
   envText,
   isSentinelUrl,
 } from '@heatsink/protocol'
+import type { Logger } from 'pino'
 import { z } from 'zod'
+import { DEFAULT_CONTENTION } from './contention/write-contention.js'
 import { DEFAULT_MITIGATION_POLICY } from './detection/mitigation-policy.js'
 import { ConfigError } from './errors.js'
+import { DEFAULT_MISS_STORM } from './storms/miss-storm-watch.js'
 
 /** Where the API listens when HEATSINK_API_TOKEN is unset: unauthenticated writes must not leave the host. */
 export const LOOPBACK_HOST = '127.0.0.1'
@@ -25,6 +28,8 @@ const positiveNumber = envNumber('a positive number', (n) => n > 0)
 const nonNegativeInteger = envNumber('a non-negative integer', (n) => Number.isInteger(n) && n >= 0)
 const envBoolean = envMatching("'true' or 'false'", (raw) => raw === 'true' || raw === 'false')
 const share = envNumber('a number from 0 to 1', (n) => n >= 0 && n <= 1)
+// A number of windows a rule looks back over.
+const windowCount = envNumber('an integer from 1 to 50', (n) => Number.isInteger(n) && n >= 1 && n <= 50)
 
 // The token travels as one word after `Bearer ` in a header, which carries printable ASCII: a token with
 // whitespace or other characters would be accepted here and then never match. The message never echoes it.
@@ -44,6 +49,7 @@ const Environment = z.object({
   HEATSINK_CONTROL_REDIS_URL: envRedisUrl,
   HEATSINK_SENTINEL_PASSWORD: envText,
   HEATSINK_REDIS_CLUSTER: envBoolean,
+  HEATSINK_CONTROL_REDIS_CLUSTER: envBoolean,
   DATABASE_URL: envMatching('a postgres:// or postgresql:// URL', (raw) => /^postgres(ql)?:\/\//.test(raw)),
   HEATSINK_DATA_DIR: envText,
   HEATSINK_NAMESPACE: envNamespace,
@@ -70,6 +76,12 @@ const Environment = z.object({
   HEATSINK_SHUTDOWN_TIMEOUT_MS: envPositiveInteger,
   HEATSINK_MAX_CLOCK_SKEW_MS: nonNegativeInteger,
   HEATSINK_INGEST_STALL_MS: envPositiveInteger,
+  HEATSINK_MISS_STORM_MIN_RPS: positiveNumber,
+  HEATSINK_MISS_STORM_FACTOR: envNumber('a number of at least 1', (n) => n >= 1),
+  HEATSINK_MISS_STORM_BASELINE_WINDOWS: windowCount,
+  HEATSINK_CONTENTION_ABORTS_RPS: positiveNumber,
+  HEATSINK_CONTENTION_WINDOWS: windowCount,
+  HEATSINK_NODE_SAMPLE_MS: nonNegativeInteger,
   LOG_LEVEL: envLogLevel,
 })
 
@@ -99,6 +111,16 @@ function configSchema(cwd: string) {
           'expected a redis:// or rediss:// node with HEATSINK_REDIS_CLUSTER=true (a Cluster has no Sentinel)',
       })
     }
+    if (
+      env.HEATSINK_CONTROL_REDIS_CLUSTER === 'true' &&
+      (env.HEATSINK_CONTROL_REDIS_URL === undefined || isSentinelUrl(env.HEATSINK_CONTROL_REDIS_URL))
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['HEATSINK_CONTROL_REDIS_CLUSTER'],
+        message: 'expected HEATSINK_CONTROL_REDIS_URL to name a redis:// or rediss:// node of the Cluster',
+      })
+    }
     if (env.HEATSINK_REDIS_CLUSTER === 'true' && database !== undefined && Number(database) !== 0) {
       ctx.addIssue({
         code: 'custom',
@@ -119,13 +141,19 @@ function configSchema(cwd: string) {
       // The aggregator touches only Heatsink's own state (report streams, counters, registry snapshot, channels),
       // so with a control Redis that is the one it uses; agents and proxies are given the same URL.
       redisUrl: env.HEATSINK_CONTROL_REDIS_URL ?? env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      /** The variable redisUrl came from, for errors about it. */
+      redisUrlVariable:
+        env.HEATSINK_CONTROL_REDIS_URL === undefined ? 'REDIS_URL' : 'HEATSINK_CONTROL_REDIS_URL',
       /** Sentinel's own password for a redis+sentinel:// URL without `sentinelPassword`; never logged. */
       sentinelPassword: env.HEATSINK_SENTINEL_PASSWORD ?? null,
       /**
-       * Whether redisUrl names one node of a Redis Cluster. HEATSINK_REDIS_CLUSTER describes REDIS_URL; a control
-       * Redis is one standalone Redis, as agents require, so the flag does not apply to it.
+       * Whether redisUrl names one node of a Redis Cluster: HEATSINK_REDIS_CLUSTER describes REDIS_URL,
+       * HEATSINK_CONTROL_REDIS_CLUSTER the control Redis.
        */
-      redisCluster: env.HEATSINK_CONTROL_REDIS_URL === undefined && env.HEATSINK_REDIS_CLUSTER === 'true',
+      redisCluster:
+        env.HEATSINK_CONTROL_REDIS_URL === undefined
+          ? env.HEATSINK_REDIS_CLUSTER === 'true'
+          : env.HEATSINK_CONTROL_REDIS_CLUSTER === 'true',
       /** null: run on the embedded PGlite in dataDir. */
       databaseUrl: env.DATABASE_URL ?? null,
       dataDir: resolve(cwd, env.HEATSINK_DATA_DIR ?? '.heatsink/pglite'),
@@ -154,7 +182,41 @@ function configSchema(cwd: string) {
       maxClockSkewMs: env.HEATSINK_MAX_CLOCK_SKEW_MS ?? 5000,
       /** A report stream read loop failing this long makes /readyz fail; three times the 1 s blocking read. */
       ingestStallMs: env.HEATSINK_INGEST_STALL_MS ?? 3000,
+      /** When a key's misses are a storm (see storms/miss-storm-watch.ts for the defaults' reasons). */
+      missStorm: {
+        minPerSecond: env.HEATSINK_MISS_STORM_MIN_RPS ?? DEFAULT_MISS_STORM.minPerSecond,
+        factor: env.HEATSINK_MISS_STORM_FACTOR ?? DEFAULT_MISS_STORM.factor,
+        baselineWindows: env.HEATSINK_MISS_STORM_BASELINE_WINDOWS ?? DEFAULT_MISS_STORM.baselineWindows,
+      },
+      /** When a key's write contention is sustained (see contention/write-contention.ts for the defaults' reasons). */
+      contention: {
+        minPerSecond: env.HEATSINK_CONTENTION_ABORTS_RPS ?? DEFAULT_CONTENTION.minPerSecond,
+        windows: env.HEATSINK_CONTENTION_WINDOWS ?? DEFAULT_CONTENTION.windows,
+      },
+      /**
+       * Whether the aggregator's Redis holds the application's keys too, so it can name the node owning a key;
+       * false with a control Redis apart from them.
+       */
+      sharesDataRedis: env.HEATSINK_CONTROL_REDIS_URL === undefined,
       logLevel: env.LOG_LEVEL ?? 'info',
+      /**
+       * The Redis whose nodes the node view samples: REDIS_URL (the one agents use; HEATSINK_REDIS_CLUSTER
+       * describes it), else the control Redis.
+       */
+      nodeRedis: {
+        redisUrl: env.REDIS_URL ?? env.HEATSINK_CONTROL_REDIS_URL ?? 'redis://127.0.0.1:6379',
+        redisUrlVariable:
+          env.REDIS_URL === undefined && env.HEATSINK_CONTROL_REDIS_URL !== undefined
+            ? 'HEATSINK_CONTROL_REDIS_URL'
+            : 'REDIS_URL',
+        redisCluster:
+          env.REDIS_URL === undefined && env.HEATSINK_CONTROL_REDIS_URL !== undefined
+            ? env.HEATSINK_CONTROL_REDIS_CLUSTER === 'true'
+            : env.HEATSINK_REDIS_CLUSTER === 'true',
+        sentinelPassword: env.HEATSINK_SENTINEL_PASSWORD ?? null,
+      },
+      /** How often the metrics reporter samples every node's INFO; 0 turns the node view off. */
+      nodeSampleMs: env.HEATSINK_NODE_SAMPLE_MS ?? 1000,
     }
   })
 }
@@ -170,4 +232,19 @@ export function loadConfig(env: Record<string, string | undefined>, cwd: string 
   const result = configSchema(cwd).safeParse(env)
   if (result.success) return result.data
   throw new ConfigError(environmentProblems(result.error))
+}
+
+/** Logs, at start, each setting that leaves the replica open: no API token, no registry signing key. */
+export function warnUnsafeSettings(config: Config, log: Logger): void {
+  if (config.apiToken === null) {
+    log.warn(
+      { host: config.host, ignoredHost: config.ignoredHost },
+      'HEATSINK_API_TOKEN is not set: write endpoints are unauthenticated, so the API listens on loopback only',
+    )
+  }
+  if (config.registryKey === null) {
+    log.warn(
+      'HEATSINK_REGISTRY_KEY is not set: registry events are published unsigned, so agents cannot tell them from forged ones',
+    )
+  }
 }

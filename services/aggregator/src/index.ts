@@ -17,6 +17,7 @@ export { DetectionEngine, type DetectionSettings } from './detection/detection-e
 export { Detector } from './detection/detector.js'
 export { DEFAULT_MITIGATION_POLICY } from './detection/mitigation-policy.js'
 export { RecentForms } from './detection/recent-forms.js'
+export { WindowCounters } from './detection/window-counters.js'
 export {
   AggregatorError,
   ConfigError,
@@ -30,7 +31,6 @@ export { dashboardDir } from './http/dashboard-assets.js'
 export type { ReadinessProbe } from './http/ops-routes.js'
 export { type ReceivedReport, ReportConsumer } from './ingest/report-consumer.js'
 export { ReportIngest } from './ingest/report-ingest.js'
-export { WindowCounters } from './ingest/window-counters.js'
 export { createMetrics, type Metrics } from './metrics.js'
 export type { PromoteInput } from './registry/registry-input.js'
 export {
@@ -45,6 +45,14 @@ export {
   RegistryService,
   type RegistryServiceOptions,
 } from './registry/registry-service.js'
+export { connectionOwner, type KeyOwner } from './storms/key-owner.js'
+export { MissStormLog, type RaisedStorm } from './storms/miss-storm-log.js'
+export {
+  DEFAULT_MISS_STORM,
+  type MissStormSettings,
+  MissStormWatch,
+  missStormFloor,
+} from './storms/miss-storm-watch.js'
 export { Ticker } from './ticker.js'
 export { KeyStatsStore } from './traffic/key-stats-store.js'
 export { RedisTrafficReader } from './traffic/redis-traffic-reader.js'

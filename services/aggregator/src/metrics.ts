@@ -59,6 +59,10 @@ export interface Metrics {
   readonly sketchMaxRelativeError: Gauge
   /** From a report's window end to its ingestion. */
   readonly reportLag: Histogram
+  /** Miss storms this replica raised (see MissStormWatch); summed over replicas, each storm counts once. */
+  readonly missStorms: Counter
+  /** Optional report fields set aside as malformed (the rest of the report applied), by field. */
+  readonly reportFieldsSetAside: Counter<'field'>
 }
 
 /**
@@ -170,10 +174,22 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
       registers,
     }),
+    missStorms: new Counter({
+      name: 'heatsink_miss_storms_total',
+      help: "Miss storms raised: a key's misses per second past HEATSINK_MISS_STORM_MIN_RPS and HEATSINK_MISS_STORM_FACTOR times its baseline",
+      registers,
+    }),
+    reportFieldsSetAside: new Counter({
+      name: 'heatsink_report_fields_set_aside_total',
+      help: 'Optional report fields set aside as malformed while the rest of the report was applied, by field',
+      labelNames: ['field'],
+      registers,
+    }),
   }
   // prom-client prints a labelled series only once it has a value.
   for (const reason of DEAD_LETTER_REASONS) metrics.deadLetters.inc({ reason }, 0)
   for (const type of REGISTRY_EVENT_TYPES) metrics.registryEventsPublished.inc({ type }, 0)
   for (const stream of options.reportStreams ?? []) metrics.ingestGroupRecreated.inc({ stream }, 0)
+  metrics.reportFieldsSetAside.inc({ field: 'watchAborts' }, 0)
   return metrics
 }

@@ -1,6 +1,7 @@
-import { isSentinelUrl, keepSocketErrorsHandled, parseSentinelUrl } from '@heatsink/protocol'
+import { FollowingRedis } from '@heatsink/agent'
+import { isSentinelUrl, keepSocketErrorsHandled, parseSentinelUrl, redactUrl } from '@heatsink/protocol'
 import { Cluster, Redis, type RedisOptions } from 'ioredis'
-import { FollowingRedis } from './following-redis.js'
+import { ConfigError } from './errors.js'
 
 /**
  * Where the aggregator's Redis is: a redis:// URL (one node of a Cluster when `redisCluster`), or a
@@ -8,6 +9,8 @@ import { FollowingRedis } from './following-redis.js'
  */
 export interface ControlRedisAddress {
   readonly redisUrl: string
+  /** The variable redisUrl came from (HEATSINK_CONTROL_REDIS_URL or REDIS_URL), for errors about it. */
+  readonly redisUrlVariable: string
   readonly redisCluster: boolean
   readonly sentinelPassword: string | null
 }
@@ -40,14 +43,20 @@ export function createControlRedis(address: ControlRedisAddress, options: RedisO
  */
 function clusterClient(redisUrl: string, options: RedisOptions): Cluster {
   const url = new URL(redisUrl)
-  const auth: RedisOptions = {
+  const auth = urlLogin(redisUrl)
+  const { lazyConnect, ...perNode } = options
+  const seed = { host: url.hostname, port: url.port === '' ? 6379 : Number(url.port) }
+  return keepSocketErrorsHandled(new Cluster([seed], { lazyConnect, redisOptions: { ...perNode, ...auth } }))
+}
+
+/** The user, password and TLS a redis:// or rediss:// URL names, for connections made to each node. */
+export function urlLogin(redisUrl: string): RedisOptions {
+  const url = new URL(redisUrl)
+  return {
     ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }),
     ...(url.password === '' ? {} : { password: decodeURIComponent(url.password) }),
     ...(url.protocol === 'rediss:' ? { tls: {} } : {}),
   }
-  const { lazyConnect, ...perNode } = options
-  const seed = { host: url.hostname, port: url.port === '' ? 6379 : Number(url.port) }
-  return keepSocketErrorsHandled(new Cluster([seed], { lazyConnect, redisOptions: { ...perNode, ...auth } }))
 }
 
 /**
@@ -66,4 +75,41 @@ export async function checkPrimary(redis: Redis | Cluster): Promise<void> {
       `connected to a ${String(role[0])} at ${redis.options.host}:${redis.options.port}, not a primary`,
     )
   }
+}
+
+/**
+ * Refuses, at start, a Redis Cluster node given as one server: every command on another master's slot would fail
+ * with MOVED while the replica looked started. REDIS_URL runs on a Cluster with HEATSINK_REDIS_CLUSTER=true, a
+ * control Redis (HEATSINK_CONTROL_REDIS_URL) with HEATSINK_CONTROL_REDIS_CLUSTER=true.
+ */
+export async function refuseUnflaggedCluster(
+  redis: Redis | Cluster,
+  address: ControlRedisAddress,
+): Promise<void> {
+  if (redis instanceof Cluster) return
+  const info = await redis.info('cluster')
+  if (!/^cluster_enabled:1/m.test(info)) return
+  const remedy =
+    address.redisUrlVariable === 'REDIS_URL'
+      ? 'set HEATSINK_REDIS_CLUSTER=true to run the control plane on that Cluster'
+      : "set HEATSINK_CONTROL_REDIS_CLUSTER=true to keep Heatsink's state on that Cluster"
+  throw new ConfigError([
+    `${address.redisUrlVariable}: names a node of a Redis Cluster (cluster_enabled:1), got '${redactUrl(address.redisUrl)}'; ${remedy}`,
+  ])
+}
+
+/**
+ * Closes a connection: QUIT lets queued commands finish; a connection that never came up has nothing to finish.
+ * Resolves once the connection is closed, so a stopped aggregator holds no socket.
+ */
+export async function quitRedis(redis: Redis | Cluster): Promise<void> {
+  if (redis.status === 'end') return
+  if (redis.status === 'wait') {
+    redis.disconnect()
+    return
+  }
+  const ended = new Promise<void>((resolve) => redis.once('end', () => resolve()))
+  if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect())
+  else redis.disconnect()
+  await ended
 }

@@ -10,6 +10,11 @@ export interface KeyStats {
   /** Share of reads served from the agents' L1 caches; null when the key is not locally cached. */
   localCacheHitRatio: number | null
   /**
+   * Share of the agents' reads of a locally cached key that did not reach Redis: L1 hits, and misses that shared
+   * another's fill; null when the key is not locally cached (absent from readers that do not track it).
+   */
+  localCacheAbsorbedRatio?: number | null
+  /**
    * Callers served per upstream load, (coalesced waiters + loads) / loads: 1 means no coalescing happened;
    * null when nothing was loaded.
    */

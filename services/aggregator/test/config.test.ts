@@ -1,3 +1,5 @@
+// Longer than 300 lines: one function (loadConfig) and its table of environment variables, each with its default
+// and its refusal of a bad value.
 import { hostname } from 'node:os'
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../src/config.js'
@@ -20,6 +22,7 @@ describe('loadConfig', () => {
       host: '127.0.0.1',
       ignoredHost: null,
       redisUrl: 'redis://127.0.0.1:6379',
+      redisUrlVariable: 'REDIS_URL',
       sentinelPassword: null,
       redisCluster: false,
       databaseUrl: null,
@@ -44,8 +47,64 @@ describe('loadConfig', () => {
       shutdownTimeoutMs: 10_000,
       maxClockSkewMs: 5000,
       ingestStallMs: 3000,
+      missStorm: { minPerSecond: 100, factor: 5, baselineWindows: 10 },
+      contention: { minPerSecond: 10, windows: 3 },
+      sharesDataRedis: true,
       logLevel: 'info',
+      nodeRedis: {
+        redisUrl: 'redis://127.0.0.1:6379',
+        redisUrlVariable: 'REDIS_URL',
+        redisCluster: false,
+        sentinelPassword: null,
+      },
+      nodeSampleMs: 1000,
     })
+  })
+
+  it('samples the nodes of REDIS_URL (the Redis agents use), not of a control Redis, and takes 0 to sample none', () => {
+    const config = loadConfig({
+      REDIS_URL: 'redis://10.0.0.1:7000',
+      HEATSINK_REDIS_CLUSTER: 'true',
+      HEATSINK_CONTROL_REDIS_URL: 'redis://10.0.0.2:6379',
+      HEATSINK_NODE_SAMPLE_MS: '0',
+    })
+    expect(config).toMatchObject({
+      redisUrl: 'redis://10.0.0.2:6379',
+      redisCluster: false,
+      nodeRedis: { redisUrl: 'redis://10.0.0.1:7000', redisCluster: true },
+      nodeSampleMs: 0,
+    })
+    expect(problems({ HEATSINK_NODE_SAMPLE_MS: '1s' })).toEqual([
+      "HEATSINK_NODE_SAMPLE_MS: expected a non-negative integer, got '1s'",
+    ])
+  })
+
+  it('reads the miss storm and write contention rules, and names the variable of a bad value', () => {
+    const config = loadConfig({
+      HEATSINK_MISS_STORM_MIN_RPS: '250',
+      HEATSINK_MISS_STORM_FACTOR: '3',
+      HEATSINK_MISS_STORM_BASELINE_WINDOWS: '20',
+    })
+    expect(config.missStorm).toEqual({ minPerSecond: 250, factor: 3, baselineWindows: 20 })
+    expect(
+      problems({
+        HEATSINK_MISS_STORM_MIN_RPS: '0',
+        HEATSINK_MISS_STORM_FACTOR: '0.5',
+        HEATSINK_MISS_STORM_BASELINE_WINDOWS: '2.5',
+      }),
+    ).toEqual([
+      "HEATSINK_MISS_STORM_MIN_RPS: expected a positive number, got '0'",
+      "HEATSINK_MISS_STORM_FACTOR: expected a number of at least 1, got '0.5'",
+      "HEATSINK_MISS_STORM_BASELINE_WINDOWS: expected an integer from 1 to 50, got '2.5'",
+    ])
+    expect(
+      loadConfig({ HEATSINK_CONTENTION_ABORTS_RPS: '2.5', HEATSINK_CONTENTION_WINDOWS: '5' }).contention,
+    ).toEqual({ minPerSecond: 2.5, windows: 5 })
+    expect(problems({ HEATSINK_CONTENTION_WINDOWS: '0' })).toEqual([
+      "HEATSINK_CONTENTION_WINDOWS: expected an integer from 1 to 50, got '0'",
+    ])
+    // With a control Redis apart from the application's, the aggregator cannot tell which node owns a key.
+    expect(loadConfig({ HEATSINK_CONTROL_REDIS_URL: 'redis://10.0.0.9:6379' }).sharesDataRedis).toBe(false)
   })
 
   it('reads the mitigation policy and rejects a split cap that is not a power of two', () => {
@@ -203,10 +262,20 @@ describe('loadConfig', () => {
       redisUrl: 'redis://node-1:7000',
       redisCluster: true,
     })
-    // The control Redis is one standalone Redis, as the agents require: the flag describes REDIS_URL only.
+    // The flag describes REDIS_URL only; a control Redis has its own.
     expect(
       loadConfig({ ...env, HEATSINK_REDIS_CLUSTER: 'true', HEATSINK_CONTROL_REDIS_URL: 'redis://heatsink' }),
     ).toMatchObject({ redisUrl: 'redis://heatsink', redisCluster: false })
+    expect(
+      loadConfig({
+        ...env,
+        HEATSINK_CONTROL_REDIS_URL: 'redis://hs-node:7000',
+        HEATSINK_CONTROL_REDIS_CLUSTER: 'true',
+      }),
+    ).toMatchObject({ redisUrl: 'redis://hs-node:7000', redisCluster: true })
+    expect(problems({ ...env, HEATSINK_CONTROL_REDIS_CLUSTER: 'true' })).toEqual([
+      'HEATSINK_CONTROL_REDIS_CLUSTER: expected HEATSINK_CONTROL_REDIS_URL to name a redis:// or rediss:// node of the Cluster',
+    ])
     expect(problems({ ...env, HEATSINK_REDIS_CLUSTER: 'yes' })).toEqual([
       "HEATSINK_REDIS_CLUSTER: expected 'true' or 'false', got 'yes'",
     ])

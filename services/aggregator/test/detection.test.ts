@@ -195,6 +195,26 @@ describe('detection on the running aggregator', () => {
     expect(listed.json().hotkeys.map((h: { key: string }) => h.key)).toEqual(['manual:key'])
   })
 
+  it('does not judge a fresh promotion on windows from before it, however late the sweep runs', async () => {
+    // A loaded replica sweeps 1.4 s after the promotion: its newest complete window (grace 500 ms) is the
+    // one before the promotion's, quiet only because the key was not hot yet.
+    const window = currentWindow() - 10_000
+    let now = window + 100
+    await startAggregator({ HEATSINK_COOL_SECONDS: '1' }, postgres().url, {
+      now: () => now,
+    })
+    const events = await listen()
+    await sendReport(redis().client(), names(), makeReport('agent-1', window, { fresh: 1500 }))
+    await until(() => events.some((e) => e.type === 'promote'))
+    now = window + 1400
+    await new Promise((r) => setTimeout(r, 3 * WINDOW_MS))
+    expect(events.filter((e) => e.type === 'demote')).toEqual([])
+    // Once the window after the promotion's is complete and quiet, the key is demoted.
+    now = window + 2600
+    const demote = await until(() => events.find((e) => e.type === 'demote'), 5000)
+    expect(demote).toMatchObject({ type: 'demote', key: 'fresh' })
+  })
+
   it('two replicas share the reports and promote a key exactly once', async () => {
     const a = await startAggregator()
     const b = await startAggregator()

@@ -2,7 +2,7 @@ import { createNames, safeDecodeTuning } from '@heatsink/protocol'
 import { useTestRedis } from '@heatsink/test'
 import { describe, expect, it } from 'vitest'
 import { FLEET_MEMORY_WINDOWS, FleetTuner } from '../src/detection/fleet-tuner.js'
-import { WindowCounters } from '../src/ingest/window-counters.js'
+import { WindowCounters } from '../src/detection/window-counters.js'
 import { makeReport } from './support/reports.js'
 
 const WINDOW_MS = 1000

@@ -1,3 +1,5 @@
+// Longer than 300 lines: every route group of the REST API tested through app.inject() on one fixture (a fresh
+// registry per case, fixed live traffic, the api() and promote() helpers at the top).
 import SwaggerParser from '@apidevtools/swagger-parser'
 import { keyHash } from '@heatsink/protocol'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -255,7 +257,13 @@ describe('REST API', () => {
       const app = api()
       const live = await app.inject({ url: path('traffic:only', '/stats') })
       expect(live.statusCode).toBe(200)
-      expect(live.json()).toEqual({ key: 'traffic:only', ...LIVE['traffic:only'] })
+      // No contention reader here: none aborted (write-contention.test.ts in test/e2e counts real ones).
+      expect(live.json()).toEqual({
+        key: 'traffic:only',
+        ...LIVE['traffic:only'],
+        watchAbortsPerSecond: 0,
+        contended: false,
+      })
 
       await registry.promote({
         key: 'quiet',
@@ -278,6 +286,8 @@ describe('REST API', () => {
         sketchError: null,
         commandForms: [],
         splitKind: null,
+        watchAbortsPerSecond: 0,
+        contended: false,
       })
 
       const never = await app.inject({ url: path('never/seen', '/stats') })

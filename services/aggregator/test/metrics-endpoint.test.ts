@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { type Aggregator, createAggregator } from '../src/aggregator.js'
 import { testConfig, until } from './support/fixtures.js'
 import { sampleSum } from './support/prometheus.js'
+import { makeReport, sendReport } from './support/reports.js'
 
 const redis = useTestRedis()
 const postgres = useTestPostgres()
@@ -65,6 +66,25 @@ describe('GET /metrics', () => {
     for (const stream of aggregator.names.reportStreams) {
       expect(text).toContain(`heatsink_ingest_group_recreated_total{stream="${stream}"} 0`)
     }
+    expect(text).toMatch(/^heatsink_miss_storms_total 0$/m)
+  })
+
+  it('counts the agents reporting and those gone stale, for the alert on agents whose reports stopped', async () => {
+    const aggregator = await replica('one')
+    const window = Math.floor(Date.now() / 1000) * 1000
+    const client = redis().client()
+    // One agent that reports once and falls silent (stale after three windows), then one that reports now.
+    await sendReport(client, aggregator.names, makeReport('gone', window - 1000, {}))
+    await until(
+      'the silent agent stale',
+      async () => (await aggregator.detection.agents.list()).some((agent) => agent.stale),
+      10_000,
+    )
+    await sendReport(client, aggregator.names, makeReport('live', window, {}))
+    await until('both agents listed', async () => (await aggregator.detection.agents.list()).length === 2)
+    const text = await scrape(aggregator)
+    expect(sampleSum(text, 'heatsink_agents', { state: 'reporting' })).toBe(1)
+    expect(sampleSum(text, 'heatsink_agents', { state: 'stale' })).toBe(1)
   })
 
   it('times API requests by route pattern and status code, never by raw URL', async () => {

@@ -191,9 +191,10 @@ describe('operator views', () => {
       makeReport('agent-1', window, { [key]: 400, [warming]: 60 }),
     )
     await until('the key promoted', async () => (await aggregator.registry.get(key)) !== undefined)
-    // The agent's window ends: 300 reads from its L1 and 50 that shared another read's round trip.
+    // The agent's window ends: 300 reads from its L1 and 50 that shared another read's round trip; of its 10 L1
+    // misses, 4 filled L1 from Redis and 6 waited on those fills.
     const hotKeyStats = [
-      { key, l1Hits: 300, l1Misses: 10, misses: 0, coalescedWaiters: 50, upstreamLoads: 10 },
+      { key, l1Hits: 300, l1Misses: 10, l1Fills: 4, misses: 0, coalescedWaiters: 50, upstreamLoads: 10 },
     ].map((stats) => ({ ...stats, staleServes: 0, leaseWaits: 0, timeouts: 0 }))
     await sendReport(
       redis().client(),
@@ -205,6 +206,9 @@ describe('operator views', () => {
       async () => (await aggregator.detection.keyStats.read(key)).length === 1,
     )
     heldAt = window + 2000
+    const stats = await aggregator.detection.traffic.keyStats(key)
+    expect(stats?.localCacheHitRatio).toBeCloseTo(300 / 310)
+    expect(stats?.localCacheAbsorbedRatio).toBeCloseTo(1 - 4 / 310)
 
     const stream = await openEventStream(`${base}/live`)
     const first = await stream.next()

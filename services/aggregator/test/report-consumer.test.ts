@@ -1,9 +1,9 @@
 import { createNames, STREAM_FIELD } from '@heatsink/protocol'
 import { useTestRedis } from '@heatsink/test'
 import { describe, expect, it } from 'vitest'
+import { WindowCounters } from '../src/detection/window-counters.js'
 import { type ReceivedReport, ReportConsumer } from '../src/ingest/report-consumer.js'
 import { entriesOf } from '../src/ingest/stream-entries.js'
-import { WindowCounters } from '../src/ingest/window-counters.js'
 import { counterValue, makeReport, sendReport, silentLog, testMetrics } from './support/reports.js'
 
 const WINDOW = 1_700_000_000_000

@@ -1,7 +1,7 @@
 import { createNames, WIRE_VERSION, type WindowReport } from '@heatsink/protocol'
 import { useTestRedis } from '@heatsink/test'
 import { describe, expect, it } from 'vitest'
-import { WindowCounters } from '../src/ingest/window-counters.js'
+import { WindowCounters } from '../src/detection/window-counters.js'
 
 const WINDOW = 1_700_000_000_000
 
@@ -31,7 +31,7 @@ function report(
 describe('WindowCounters', () => {
   const redis = useTestRedis()
 
-  function counters(shards = 1) {
+  function counters(shards = 1, missFloor?: number) {
     const names = createNames(redis().namespace)
     return new WindowCounters(redis().client(), {
       names,
@@ -39,6 +39,7 @@ describe('WindowCounters', () => {
       windowMs: 1000,
       hotRps: 1000,
       retainMs: 60_000,
+      ...(missFloor === undefined ? {} : { missFloor }),
     })
   }
 
@@ -54,6 +55,25 @@ describe('WindowCounters', () => {
       { count: 3, writes: 0, misses: 0 },
       undefined,
     ])
+  })
+
+  it("returns the keys a report takes to the miss floor with the window's misses over every shard", async () => {
+    const c = counters(4, 20)
+    const keys = Array.from({ length: 12 }, (_, i) => `key:${i}`)
+    const first = await c.apply(report('a1', Object.fromEntries(keys.map((key, i) => [key, [100, 0, i]]))))
+    expect(first.missing).toEqual([])
+    const second = await c.apply(
+      report('a2', Object.fromEntries(keys.map((key, i) => [key, [100, 0, 2 * i]]))),
+    )
+    // 3i misses each: keys 7 to 11 are at the floor of 20; a key this report did not miss is not judged again.
+    const atFloor = keys.slice(7).map((key, i) => ({ key, misses: 3 * (i + 7) }))
+    expect(second.missing.sort((a, b) => a.misses - b.misses)).toEqual(atFloor)
+    expect((await c.apply(report('a3', { 'key:11': [10, 0, 0] }))).missing).toEqual([])
+    const read = await c.read(keys, WINDOW)
+    expect(read.map((counts) => counts?.misses)).toEqual(keys.map((_, i) => 3 * i))
+    expect(await c.misses([...keys, 'key:unreported'], WINDOW)).toEqual([...keys.map((_, i) => 3 * i), null])
+    // Without a floor nothing is returned for misses.
+    expect((await counters(4).apply(report('a4', { 'key:11': [300, 0, 300] }))).missing).toEqual([])
   })
 
   it('counts a report applied twice once, and ignores an older partial applied after the final one', async () => {
@@ -76,15 +96,26 @@ describe('WindowCounters', () => {
 
   it('returns keys that rose to half the threshold as warm, once per rise, so they can be judged over a sliding second', async () => {
     const c = counters()
-    expect(await c.apply(report('a1', { k: 400 }))).toEqual({ crossings: [], warm: [], unresolved: [] })
+    expect(await c.apply(report('a1', { k: 400 }))).toEqual({
+      crossings: [],
+      warm: [],
+      unresolved: [],
+      missing: [],
+    })
     const rose = await c.apply(report('a2', { k: 200, other: 10 }))
     expect(rose).toEqual({
       crossings: [],
       warm: [{ key: 'k', windowStart: WINDOW, count: 600, writes: 0, misses: 0 }],
       unresolved: [],
+      missing: [],
     })
     // A replay raises nothing, so nothing is returned.
-    expect(await c.apply(report('a2', { k: 200 }))).toEqual({ crossings: [], warm: [], unresolved: [] })
+    expect(await c.apply(report('a2', { k: 200 }))).toEqual({
+      crossings: [],
+      warm: [],
+      unresolved: [],
+      missing: [],
+    })
   })
 
   it('returns as unresolved the keys whose bound, counting the agents that did not report them, reaches the threshold', async () => {

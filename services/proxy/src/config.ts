@@ -53,6 +53,10 @@ const Environment = z.object({
     (n) => Number.isInteger(n) && n >= 1 && n <= 256,
   ),
   HEATSINK_PROXY_CLUSTER: envMatching("'true' or 'false'", (raw) => raw === 'true' || raw === 'false'),
+  HEATSINK_CONTROL_REDIS_CLUSTER: envMatching(
+    "'true' or 'false'",
+    (raw) => raw === 'true' || raw === 'false',
+  ),
   HEATSINK_NAMESPACE: envNamespace,
   HEATSINK_AGENT_ID: envMatching('1 to 128 characters', (raw) => raw.length <= 128),
   HEATSINK_REGISTRY_KEY: envRegistryKey,
@@ -88,8 +92,10 @@ export function loadProxyConfig(env: Record<string, string | undefined>) {
   const host = e.HOST ?? (passwords.size === 0 ? LOOPBACK_HOST : '0.0.0.0')
   return {
     backend: e.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    /** Heatsink's own Redis (one standalone Redis, also for a Cluster backend); undefined: the backend. */
+    /** Heatsink's own Redis, whatever the backend is; undefined: the backend. */
     control: e.HEATSINK_CONTROL_REDIS_URL,
+    /** The control Redis is a Redis Cluster (HEATSINK_CONTROL_REDIS_URL names one of its nodes). */
+    controlCluster: e.HEATSINK_CONTROL_REDIS_CLUSTER === 'true',
     /** Sentinel's own password for a redis+sentinel:// URL without `sentinelPassword`. */
     sentinelPassword: e.HEATSINK_SENTINEL_PASSWORD,
     port: e.PORT ?? DEFAULT_PROXY_PORT,

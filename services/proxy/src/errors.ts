@@ -39,3 +39,9 @@ export class BackendLostError extends ProxyError {
     super('E_BACKEND_LOST', message, options)
   }
 }
+
+/**
+ * A backend connection that failed before it connected (the server is down): its requests never reached Redis,
+ * so a Cluster request may be sent again once the slot's new master is known.
+ */
+export class BackendUnreachableError extends BackendLostError {}

@@ -4,6 +4,11 @@ import type { Socket } from 'node:net'
 // write it saves).
 const JOIN_BYTES = 16 * 1024
 
+/** Told after each write to the socket, when its writableLength may have grown. */
+export interface WriteWatcher {
+  written(): void
+}
+
 /**
  * Small writes to a socket joined into one buffer and written together when flushed: by the owner (at the end of
  * a batch), else once the current work is done (`defer`: onSharedTick for replies, setImmediate for requests
@@ -13,6 +18,7 @@ const JOIN_BYTES = 16 * 1024
 export class JoinedWrites {
   readonly #socket: Socket
   readonly #defer: (flush: () => void) => void
+  readonly #watcher: WriteWatcher | undefined
   #parts: Buffer[] = []
   #bytes = 0
   #scheduled = false
@@ -20,16 +26,17 @@ export class JoinedWrites {
   // Made on the first deferred flush and kept: later ones allocate nothing, and an idle connection holds no closure.
   #deferredFlush: (() => void) | undefined
 
-  constructor(socket: Socket, defer: (flush: () => void) => void) {
+  constructor(socket: Socket, defer: (flush: () => void) => void, watcher?: WriteWatcher) {
     this.#socket = socket
     this.#defer = defer
+    this.#watcher = watcher
   }
 
   write(bytes: Buffer): void {
     if (bytes.length >= JOIN_BYTES) {
       // After what was joined before it.
       this.flush()
-      this.#socket.write(bytes)
+      this.#send(bytes)
       return
     }
     this.#parts.push(bytes)
@@ -61,7 +68,14 @@ export class JoinedWrites {
     this.#parts = []
     const bytes = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, this.#bytes)
     this.#bytes = 0
-    if (!this.#socket.destroyed) this.#socket.write(bytes)
+    this.#send(bytes)
+  }
+
+  // The only place the socket's getters are read: once per write(2), not once per reply joined into it.
+  #send(bytes: Buffer): void {
+    if (this.#socket.destroyed) return
+    this.#socket.write(bytes)
+    this.#watcher?.written()
   }
 }
 

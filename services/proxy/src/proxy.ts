@@ -42,11 +42,13 @@ export interface ProxyOptions {
   /** A client whose unread replies pass this many bytes is disconnected; default 256 MiB. */
   clientOutputLimitBytes?: number
   /**
-   * Heatsink's own Redis (`redis://` or `rediss://`, one standalone Redis whatever the backend is): the agent's
+   * Heatsink's own Redis (`redis://`, `rediss://` or `redis+sentinel://`, whatever the backend is): the agent's
    * reports, registry and channels go there, and the backend keeps only the application's keys, the database
    * marker and tracking. A rediss:// URL takes `backendTls` too. Default: the backend.
    */
   control?: string
+  /** `control` names one node of a Redis Cluster (HEATSINK_CONTROL_REDIS_CLUSTER=true). */
+  controlCluster?: boolean
   /** The agent's options (namespace, agentId, registryKey, l1, windowMs, log...); the backend is its Redis. */
   heatsink?: Omit<AgentOptions, 'redis' | 'control'>
 }
@@ -70,7 +72,7 @@ export class RespProxy {
   // The agent's client when the proxy made it (TLS options), closed with the proxy.
   readonly #agentClient: Redis | Cluster | undefined
   // The control Redis's client when the proxy made it (a rediss:// URL with TLS options), closed with the proxy.
-  readonly #controlClient: Redis | undefined
+  readonly #controlClient: Redis | Cluster | undefined
   readonly #cluster: ClusterBackend | undefined
   readonly #sentinel: SentinelBackend | undefined
   readonly #hold: L1SwitchHold
@@ -107,7 +109,9 @@ export class RespProxy {
     } else if (options.backendTls !== undefined) {
       this.#agentClient = keepSocketErrorsHandled(new Redis(options.backend, { tls: options.backendTls }))
     }
-    if (options.control !== undefined && isSentinelUrl(options.control)) {
+    if (options.control !== undefined && options.controlCluster === true) {
+      this.#controlClient = clusterClient(parseBackendUrl(options.control, options.backendTls))
+    } else if (options.control !== undefined && isSentinelUrl(options.control)) {
       this.#controlClient = SentinelBackend.clientFor(options.control, options)
     } else if (options.control?.startsWith('rediss:') && options.backendTls !== undefined) {
       this.#controlClient = keepSocketErrorsHandled(new Redis(options.control, { tls: options.backendTls }))
@@ -123,6 +127,11 @@ export class RespProxy {
       hold.hold(nodeOptions)
       this.#pool.moveTo(primary)
     })
+    if (sentinel !== undefined) {
+      // Mid-failover a client's requests wait for the new primary, as ioredis's offline queue keeps them.
+      this.#pool.holdWhile(() => !sentinel.reachable)
+      sentinel.whenReachable(() => this.#pool.release())
+    }
     this.#context = {
       agent: this.agent,
       pool: this.#pool,

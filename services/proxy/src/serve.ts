@@ -28,6 +28,7 @@ export async function serve(config: ProxyConfig, worker?: number): Promise<void>
     maxClients: config.maxClients,
     clientOutputLimitBytes: config.clientOutputLimitBytes,
     control: config.control,
+    controlCluster: config.controlCluster,
     heatsink: {
       namespace: config.namespace,
       agentId: worker === undefined ? config.agentId : `${config.agentId}-${worker}`,

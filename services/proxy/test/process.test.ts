@@ -1,3 +1,5 @@
+// Longer than 300 lines: every case starts the built proxy as a child process (main.js) and shares this file's
+// helpers for starting, waiting and reading a process's memory.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { once } from 'node:events'
@@ -168,7 +170,7 @@ describe('node services/proxy/dist/main.js', () => {
   })
 
   it('bounds its L1 by HEATSINK_L1_MAX_MB: a hot value too large is answered from Redis and shown in /metrics', async () => {
-    // 1 MB: half for replies, and at most an eighth of that (64 KiB) for one key's.
+    // 1 MB for replies, and at most an eighth of that (128 KiB) for one key's.
     const { port, metricsPort, namespace } = await startReady({ HEATSINK_L1_MAX_MB: '1' })
     const admin = new Redis(redis().url)
     const client = new Redis({ port, maxRetriesPerRequest: 0 })

@@ -24,7 +24,7 @@ describe('the proxy on redis+sentinel:// through kill -9 of the primary', () => 
     expect(figures.maxAgeMs.proxyL1).toBeLessThanOrEqual(figures.maxAgeMs.plain + 50)
     expect(figures.writesResumedMs).toBeLessThan(1000)
     // Within 1 s in most runs (0.17-0.70 s); a fill in flight when the agent's tracking connection died can hold
-    // the key's reads until the reader's 2 s timeout (issue 28 item 3, fill deadlines, fixed apart from this work).
+    // the key's reads until the reader's 2 s timeout (bounded by the fill deadline, l1.fillTimeoutMs).
     expect(figures.l1BackMs).toBeLessThan(2500)
     expect(figures.detectionMs).toBeLessThan(5000)
     expect(figures.restPromotionMs).toBeLessThan(1000)

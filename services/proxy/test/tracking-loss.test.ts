@@ -28,13 +28,22 @@ afterEach(() => {
 // machine; before, they waited forever.
 const AFTER_KILL_MS = 1000
 
-/** Promotes `key` on the proxy's agent and waits for its prefill, so that the next fill is the reads'. */
-async function promote(direct: Redis | Cluster, { proxy, namespace }: RunningProxy, key: string) {
+/**
+ * Promotes `key` (holding `value`) on the proxy's agent, fills it once through the tracking connection (so that
+ * connection is up) and writes it again, so that the next fill is the reads'.
+ */
+async function promote(direct: Redis | Cluster, running: RunningProxy, key: string, value: string) {
+  const { proxy, namespace } = running
   await publishRegistry(direct, createNames(namespace), { key })
-  await waitFor(
-    () => proxy.agent.mitigation(key) === 'local_cache' && proxy.agent.stats().l1Entries >= 1,
-    'the promotion and its prefill',
-  )
+  await waitFor(() => proxy.agent.mitigation(key) === 'local_cache', 'the promotion')
+  const client = running.client()
+  await waitFor(async () => {
+    expect(await client.get(key)).toBe(value)
+    return proxy.agent.stats().l1Entries >= 1
+  }, 'a fill')
+  client.disconnect()
+  await direct.set(key, value)
+  await waitFor(() => proxy.agent.stats().l1Entries === 0, 'the entry invalidated')
 }
 
 /** Reads through the proxy while its tracking connection on `owner` is killed; each must get `value`. */
@@ -63,7 +72,7 @@ describe('the proxy, when its tracking connection is lost during a fill', () => 
     admins.push(direct)
     const key = `${running.namespace}:hot`
     await direct.set(key, 'value')
-    await promote(direct, running, key)
+    await promote(direct, running, key, 'value')
     await readsSurviveTheKill(direct, running, key, 'value')
   })
 
@@ -76,7 +85,7 @@ describe('the proxy, when its tracking connection is lost during a fill', () => 
     await new Promise((resolve) => direct.once('ready', resolve))
     const key = `${running.namespace}:hot`
     await direct.set(key, 'value')
-    await promote(direct, running, key)
+    await promote(direct, running, key, 'value')
     const [host, port] = (direct.slots[calculateSlot(key)]?.[0] ?? '').split(':')
     const owner = new Redis({ host, port: Number(port) })
     admins.push(owner)

@@ -24,7 +24,11 @@ export interface ControlPlane {
  * Starts two aggregator replicas sharing the report streams. With DATABASE_URL they use that Postgres; without it
  * they share one embedded, in-memory PGlite, which is why both run in this process (PGlite serves one process).
  */
-export async function startControlPlane(redisUrl: string, namespace: string): Promise<ControlPlane> {
+export async function startControlPlane(
+  redisUrl: string,
+  namespace: string,
+  cluster: boolean,
+): Promise<ControlPlane> {
   const databaseUrl = process.env.DATABASE_URL
   const db: Database | undefined = databaseUrl ? undefined : createPgliteDatabase(IN_MEMORY)
   const replicas: Aggregator[] = []
@@ -40,6 +44,8 @@ export async function startControlPlane(redisUrl: string, namespace: string): Pr
       HEATSINK_SPLIT_WRITE_CAPACITY: '1000',
       HEATSINK_REPLICA_ID: `quickstart-replica-${i + 1}`,
       PORT: String(port),
+      // On a Cluster the window counts spread over the masters instead of heating one.
+      ...(cluster ? { HEATSINK_REDIS_CLUSTER: 'true', HEATSINK_COUNTER_SHARDS: '16' } : {}),
     })
     const replica = createAggregator(config, db === undefined ? {} : { db })
     await replica.start()

@@ -1,5 +1,6 @@
 import type { KeyStats } from '@heatsink/aggregator'
-import type { RegistryEntry } from '@heatsink/protocol'
+import type { NodesView, RegistryEntry } from '@heatsink/protocol'
+import { nodeLines } from './node-lines.js'
 
 /** A registry change as the view shows it. */
 export interface ViewEvent {
@@ -16,6 +17,8 @@ export interface ViewState {
   startedAt: number
   /** A line under the table, for what the control plane cannot see (the expiring key's database loads). */
   footer: string
+  /** GET /nodes of a replica: the Redis nodes' load; absent before the first sample. */
+  nodes?: NodesView
 }
 
 /** Widest line the view prints: a log reader's or CI page's width, and a terminal's usual one. */
@@ -30,6 +33,8 @@ const rate = (n: number | null | undefined) =>
 export function renderView(state: ViewState): string {
   const lines = [...state.header, '', ...registryLines(state)]
   if (state.footer !== '') lines.push('', state.footer)
+  const nodes = nodeLines(state.nodes)
+  if (nodes.length > 0) lines.push('', ...nodes)
   // A heading only over something: before the first promotion there is no Events section at all.
   if (state.events.length > 0) {
     lines.push(
@@ -45,6 +50,7 @@ export function renderView(state: ViewState): string {
 export function renderSummary(state: ViewState): string {
   const lines = [`[+${state.elapsedSeconds}s] ${registryLines(state).join('\n')}`]
   if (state.footer !== '') lines.push(state.footer)
+  lines.push(...nodeLines(state.nodes))
   return fit(lines.join('\n').split('\n')).join('\n')
 }
 
@@ -80,17 +86,16 @@ function registryLines(state: ViewState): string[] {
       'SPLIT',
       'SOURCE',
       'REQ/S',
-      'L1 HIT',
+      'ABSORBED',
       'COLLAPSE',
       'REDIS READS/S BEFORE -> AFTER',
     ]),
   ]
   for (const { entry, stats, redisBefore } of state.entries) {
-    // Reads that still reach Redis: L1 misses (local_cache keys) per second, from the agents' last window.
-    const after =
-      stats && stats.localCacheHitRatio !== null
-        ? stats.requestsPerSecond * (1 - stats.localCacheHitRatio)
-        : undefined
+    // Reads that still reach Redis (local_cache keys): L1's fills per second, from the agents' last window. A miss
+    // that waits on another's fill in flight is absorbed as a hit is: the key is read from Redis once for both.
+    const absorbed = stats?.localCacheAbsorbedRatio ?? stats?.localCacheHitRatio ?? null
+    const after = stats && absorbed !== null ? stats.requestsPerSecond * (1 - absorbed) : undefined
     lines.push(
       pad([
         entry.key,
@@ -98,7 +103,7 @@ function registryLines(state: ViewState): string[] {
         String(entry.splitFactor),
         entry.source,
         rate(stats?.requestsPerSecond),
-        percent(stats?.localCacheHitRatio),
+        percent(absorbed),
         stats?.coalesceCollapseRatio ? `${stats.coalesceCollapseRatio.toFixed(1)}x` : '-',
         entry.mitigation === 'split'
           ? `writes per shard: ${stats?.splitShardCounts.join(' ') || '-'}`

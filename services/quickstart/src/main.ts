@@ -1,59 +1,52 @@
 import { type ChildProcess, fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { ensureRedis, type RunningService, ServiceUnavailableError } from '@heatsink/devservices'
-import { createNames, decodeRegistryEvent } from '@heatsink/protocol'
-import { Redis } from 'ioredis'
+import { createNames, decodeRegistryEvent, type NodesView } from '@heatsink/protocol'
 import { type ControlPlane, startControlPlane } from './control-plane.js'
 import { eventLine, fit, renderSummary, renderView, type ViewEvent, type ViewState } from './dashboard.js'
-import { parseQuickstartOptions } from './options.js'
+import { failOver } from './live-failover.js'
+import { parseQuickstartOptions, type QuickstartOptions } from './options.js'
 import { type ProxyProcess, startProxyProcess } from './proxy-process.js'
-import { markRunning, otherRunsLive, removeAbandonedRuns, removeKeys, runNamespace } from './run-namespace.js'
-import { backgroundKey, QUICKSTART_HOT_RPS, SCENARIO } from './scenario.js'
+import { quickstartClient } from './quickstart-redis.js'
+import { runNamespace } from './run-namespace.js'
+import { openRunRedis } from './run-redis.js'
+import { QUICKSTART_HOT_RPS, SCENARIO } from './scenario.js'
+import { StormFeed } from './storm-feed.js'
 
 // The README's first command: a small live Heatsink cluster (two aggregator replicas, three agent processes
 // driving realistic traffic, and a proxy with a plain client behind it) and a live view of what it detects and
 // mitigates. Runs until Ctrl-C, or for
-// --seconds=N, and stops everything it started.
+// --seconds=N, and stops everything it started. With --sentinel it runs on a private Sentinel deployment and fails
+// it over live once the viral key is mitigated (--failover-after=N); with --cluster, on a private 3-master Cluster.
 
 const AGENTS = 3
 const STOP_TIMEOUT_MS = 20_000
 const namespace = runNamespace(process.env)
-let seconds: number
+let options: QuickstartOptions
 try {
-  // NaN when not given: the run goes on until Ctrl-C.
-  seconds = parseQuickstartOptions(process.argv.slice(2)).seconds ?? Number.NaN
+  options = parseQuickstartOptions(process.argv.slice(2))
 } catch (error) {
   console.error(`heatsink quickstart: ${(error as Error).message}`)
   process.exit(2)
 }
+// NaN when not given: the run goes on until Ctrl-C.
+const seconds = options.seconds ?? Number.NaN
 const interactive = process.stdout.isTTY === true
 // Progress from the first second: each step says what it is doing before doing it.
-console.log('Heatsink quickstart: starting Redis, 2 aggregator replicas, 3 agent processes and a proxy...')
+console.log(
+  `Heatsink quickstart: starting ${options.sentinel ? 'Redis Sentinel (a primary, 2 replicas, 3 sentinels)' : options.cluster ? 'a Redis Cluster (3 masters)' : 'Redis'}, 2 aggregator replicas, 3 agent processes and a proxy...`,
+)
 
-let redisService: RunningService
-try {
-  redisService = await ensureRedis({ log: (message) => console.log(message) })
-} catch (error) {
-  if (!(error instanceof ServiceUnavailableError)) throw error
-  console.error(error.message)
-  process.exit(1)
-}
-const redis = new Redis(redisService.url)
-// Marked first, so that a run starting meanwhile never takes this one's keys for an abandoned run's.
-const running = await markRunning(redis, namespace)
-await removeAbandonedRuns(redis)
-// The demo keys are shared by every run on this Redis: left by an interrupted run, they go only if none is live.
-if (!(await otherRunsLive(redis, namespace))) await removeKeys(redis, 'demo:*')
-await seed(redis)
+const runRedis = await openRunRedis(namespace, { ...options, log: (message) => console.log(message) })
 
 console.log('Starting the control plane (2 aggregator replicas, registry migrations)...')
-const control: ControlPlane = await startControlPlane(redisService.url, namespace)
+const control: ControlPlane = await startControlPlane(runRedis.url, namespace, runRedis.cluster)
 console.log('Starting the Heatsink proxy (any Redis client, in any language, can use it)...')
-const proxy: ProxyProcess = await startProxyProcess(redisService.url, namespace)
+const proxy: ProxyProcess = await startProxyProcess(runRedis.url, namespace, runRedis.cluster)
 const events: ViewEvent[] = []
 const detectedAt = new Map<string, number>()
 const redisBefore = new Map<string, number>()
-const subscriber = new Redis(redisService.url)
+// On a Cluster too: PUBLISH reaches every node's subscribers.
+const subscriber = quickstartClient(runRedis.url)
 await subscriber.subscribe(createNames(namespace).registryChannel)
 subscriber.on('message', (_channel, message) => {
   const event = decodeRegistryEvent(message)
@@ -63,6 +56,7 @@ subscriber.on('message', (_channel, message) => {
     return
   }
   const { key, mitigation, splitFactor, source } = event.entry
+  // The flags are read from +0s; their promotion answers the redeploy's miss storm, not a rise in traffic.
   const onsetSeconds = [SCENARIO.viral, SCENARIO.counter, SCENARIO.expiring, SCENARIO.proxied].find(
     (s) => s.key === key,
   )?.startSeconds
@@ -85,7 +79,8 @@ for (let index = 0; index < AGENTS; index++) {
   const child = fork(agentEntry, [], {
     env: {
       ...process.env,
-      REDIS_URL: redisService.url,
+      REDIS_URL: runRedis.url,
+      ...(runRedis.cluster ? { HEATSINK_REDIS_CLUSTER: 'true' } : {}),
       HEATSINK_NAMESPACE: namespace,
       AGENT_INDEX: String(index),
       SCENARIO_START: String(startedAt),
@@ -113,9 +108,10 @@ const header = [
   ...control.portNotes,
   `Proxy: redis://127.0.0.1:${proxy.port}${proxy.fellBack ? ' (6380 is taken)' : ''}, Heatsink's RESP proxy: a plain ioredis client (no Heatsink code)`,
   `  reads ${SCENARIO.proxied.key} through it at ${SCENARIO.proxied.rps.toLocaleString('en')} req/s from +${SCENARIO.proxied.startSeconds}s`,
-  `Redis: ${redisService.url}${redisService.started ? ' (private, started for this run)' : ''}   namespace ${namespace}   hot at ${QUICKSTART_HOT_RPS.toLocaleString('en')} req/s cluster-wide`,
+  `Redis: ${runRedis.label}${options.sentinel ? `; SENTINEL FAILOVER at +${options.failoverAfterSeconds}s or later, once ${SCENARIO.viral.key} is mitigated` : ''}   namespace ${namespace}   hot at ${QUICKSTART_HOT_RPS.toLocaleString('en')} req/s cluster-wide`,
   `Traffic: ${(SCENARIO.backgroundRps * AGENTS).toLocaleString('en')} req/s Zipf background over ${SCENARIO.backgroundKeys.toLocaleString('en')} keys; ${SCENARIO.viral.key} goes viral at +${SCENARIO.viral.startSeconds}s (${(SCENARIO.viral.rpsPerAgent * AGENTS).toLocaleString('en')} req/s);`,
-  `  its like counter ${SCENARIO.counter.key} turns write-hot at +${SCENARIO.counter.startSeconds}s (${(SCENARIO.counter.rpsPerAgent * AGENTS).toLocaleString('en')} INCR/s); ${SCENARIO.expiring.key}, loaded from a ${SCENARIO.expiring.loadMs} ms "database" with a ${SCENARIO.expiring.ttlSeconds} s TTL, is read at ${(SCENARIO.expiring.rpsPerAgent * AGENTS).toLocaleString('en')} req/s from +${SCENARIO.expiring.startSeconds}s`,
+  `  its like counter ${SCENARIO.counter.key} turns write-hot at +${SCENARIO.counter.startSeconds}s (${(SCENARIO.counter.rpsPerAgent * AGENTS).toLocaleString('en')} INCR/s); ${SCENARIO.expiring.key}, loaded from a ${SCENARIO.expiring.loadMs} ms rates service with a ${SCENARIO.expiring.ttlSeconds} s TTL, is read at ${(SCENARIO.expiring.rpsPerAgent * AGENTS).toLocaleString('en')} req/s from +${SCENARIO.expiring.startSeconds}s;`,
+  `  ${SCENARIO.flags.key} is read cache-aside (GET; on a miss, load and SET with a ${SCENARIO.flags.ttlSeconds} s TTL) at ${(SCENARIO.flags.rpsPerAgent * AGENTS).toLocaleString('en')} req/s; a flags redeploy deletes it every ${SCENARIO.redeploy.deleteEveryMs} ms for ${SCENARIO.redeploy.forSeconds} s from +${SCENARIO.redeploy.startSeconds}s (and every ${SCENARIO.redeploy.everySeconds} s): a miss storm`,
 ]
 console.log(fit(header).join('\n'))
 console.log(
@@ -127,6 +123,7 @@ let drawing = false
 const ticker = setInterval(() => {
   if (drawing) return
   drawing = true
+  maybeFailOver()
   frame()
     .catch((error: unknown) => {
       // A frame cut short by the stop is not news; any other failure is, and the next tick tries again.
@@ -141,6 +138,7 @@ const deadline = Number.isFinite(seconds)
   ? setTimeout(() => void stop(), Math.max(0, startedAt + seconds * 1000 - Date.now() + 500))
   : undefined
 let printedEvents = 0
+const storms = new StormFeed()
 let lastSummary = -5
 async function frame(): Promise<void> {
   const elapsedSeconds = Math.max(0, Math.round((Date.now() - startedAt) / 1000))
@@ -163,8 +161,11 @@ async function frame(): Promise<void> {
   const expiringFor = Math.max(0, elapsedSeconds - SCENARIO.expiring.startSeconds)
   const footer =
     expiringFor > 0
-      ? `${SCENARIO.expiring.key}: ${loads} database load(s) in ${expiringFor} s of ${(SCENARIO.expiring.rpsPerAgent * AGENTS).toLocaleString('en')} reads/s with a ${SCENARIO.expiring.ttlSeconds} s TTL (about one per expiry; without coalescing, each expiry would send every waiting reader to the database)`
+      ? `${SCENARIO.expiring.key}: ${loads} load(s) from the rates service in ${expiringFor} s of ${(SCENARIO.expiring.rpsPerAgent * AGENTS).toLocaleString('en')} reads/s with a ${SCENARIO.expiring.ttlSeconds} s TTL (about one per expiry; without coalescing, each expiry would send every waiting reader to the service)`
       : ''
+  const base = replica.url()
+  const nodes = await readNodes(base)
+  if (base !== undefined) events.push(...(await storms.poll(base)))
   const state: ViewState = {
     elapsedSeconds,
     header,
@@ -172,6 +173,7 @@ async function frame(): Promise<void> {
     events,
     startedAt,
     footer: [await proxiedLine(), footer].filter((line) => line !== '').join('\n'),
+    ...(nodes === undefined ? {} : { nodes }),
   }
   if (interactive) {
     process.stdout.write(`\x1b[2J\x1b[H${renderView(state)}\n\n  t = +${elapsedSeconds}s\n`)
@@ -185,6 +187,13 @@ async function frame(): Promise<void> {
       console.log(renderSummary(state))
     }
   }
+}
+
+// The node view as an operator reads it, from the replica's GET /nodes; nothing while it cannot answer.
+async function readNodes(base: string | undefined): Promise<NodesView | undefined> {
+  if (base === undefined) return undefined
+  const response = await fetch(`${base}/nodes`).catch(() => undefined)
+  return response?.ok === true ? ((await response.json()) as NodesView) : undefined
 }
 
 // What the proxy did for the client that knows nothing of Heatsink (its only client: every GET is the key's).
@@ -222,11 +231,7 @@ async function stop(): Promise<void> {
   await proxy.stop()
   await subscriber.quit()
   await control.stop()
-  await removeKeys(redis, `${namespace}:*`)
-  if (!(await otherRunsLive(redis, namespace))) await removeKeys(redis, 'demo:*')
-  await running.stop()
-  await redis.quit()
-  await redisService.stop()
+  await runRedis.close(namespace)
   const detected = detectedAt.has(SCENARIO.viral.key)
   console.log(
     detected
@@ -239,11 +244,40 @@ async function stop(): Promise<void> {
 process.on('SIGINT', () => void stop())
 process.on('SIGTERM', () => void stop())
 
-// Values for every key the traffic reads, so reads hit as in a warm cache.
-async function seed(client: Redis): Promise<void> {
-  const pipeline = client.pipeline()
-  for (let i = 0; i < SCENARIO.backgroundKeys; i++) pipeline.set(backgroundKey(i), `product ${i}`, 'EX', 3600)
-  pipeline.set(SCENARIO.viral.key, JSON.stringify({ id: 42, text: 'a post everyone reads' }), 'EX', 3600)
-  pipeline.set(SCENARIO.proxied.key, JSON.stringify({ id: 7, name: 'a celebrity' }), 'EX', 3600)
-  await pipeline.exec()
+// The live failover (--sentinel): once the viral key is mitigated, so the newcomer sees it stay mitigated.
+const AFTER_FAILOVER_CHECK_MS = 3000
+let failoverStarted = false
+function maybeFailOver(): void {
+  const deployment = runRedis.sentinel
+  if (deployment === undefined || failoverStarted || stopping) return
+  if (Date.now() < startedAt + options.failoverAfterSeconds * 1000 || !detectedAt.has(SCENARIO.viral.key))
+    return
+  failoverStarted = true
+  events.push({
+    at: Date.now(),
+    text: `Failover: SENTINEL FAILOVER ${deployment.masterName} sent to a sentinel`,
+  })
+  failOver(deployment).then(
+    ({ from, to, switchMs }) => {
+      events.push({
+        at: Date.now(),
+        text: `Failover: the primary moved ${from} -> ${to} (+switch-master ${(switchMs / 1000).toFixed(2)} s after the command); every component follows it`,
+      })
+      setTimeout(() => void afterFailover(), AFTER_FAILOVER_CHECK_MS)
+    },
+    (error: unknown) => events.push({ at: Date.now(), text: `Failover failed: ${(error as Error).message}` }),
+  )
+}
+
+// What the newcomer should see after the switch: the key still mitigated, and the agents' reports still read.
+async function afterFailover(): Promise<void> {
+  const replica = control.replicas[0]
+  if (replica === undefined || stopping) return
+  const entry = (await replica.registry.list().catch(() => [])).find((e) => e.key === SCENARIO.viral.key)
+  const stats = await replica.detection.traffic.keyStats(SCENARIO.viral.key).catch(() => undefined)
+  const l1 = stats?.localCacheHitRatio
+  events.push({
+    at: Date.now(),
+    text: `After the failover: ${SCENARIO.viral.key} ${entry === undefined ? 'is no longer in the registry' : `still ${entry.mitigation}`}, ${Math.round(stats?.requestsPerSecond ?? 0).toLocaleString('en')} req/s reported by the agents${l1 === null || l1 === undefined ? '' : `, ${(100 * l1).toFixed(1)}% from L1`}`,
+  })
 }

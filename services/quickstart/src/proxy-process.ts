@@ -19,7 +19,11 @@ const PREFERRED_PORT = 6380
 const READY_TIMEOUT_MS = 20_000
 
 /** Starts `node services/proxy/dist/main.js` (the proxy's one command) and waits until it is healthy. */
-export async function startProxyProcess(redisUrl: string, namespace: string): Promise<ProxyProcess> {
+export async function startProxyProcess(
+  redisUrl: string,
+  namespace: string,
+  cluster: boolean,
+): Promise<ProxyProcess> {
   const fellBack = !(await isPortFree(PREFERRED_PORT))
   const port = fellBack ? await freePort() : PREFERRED_PORT
   const metricsPort = await freePort()
@@ -29,6 +33,7 @@ export async function startProxyProcess(redisUrl: string, namespace: string): Pr
     env: {
       ...process.env,
       REDIS_URL: redisUrl,
+      ...(cluster ? { HEATSINK_PROXY_CLUSTER: 'true' } : {}),
       PORT: String(port),
       HEATSINK_PROXY_METRICS_PORT: String(metricsPort),
       HEATSINK_NAMESPACE: namespace,

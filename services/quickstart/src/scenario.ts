@@ -16,11 +16,29 @@ export const SCENARIO = {
   /** Its like counter, incremented by every reader: write-hot, so it should be split over shards. */
   counter: { key: 'demo:likes:post:42', startSeconds: 12, rpsPerAgent: 1_500 },
   /**
-   * A config blob loaded from a slow "database" with a short TTL and read constantly: without protection, every
-   * expiry would send a herd of loads to the database; with getOrLoad it is loaded about once per TTL.
+   * Exchange rates loaded from a slow rates service with a short TTL and read constantly: without protection, every
+   * expiry would send a herd of loads to the service; with getOrLoad it is loaded about once per TTL.
    */
-  expiring: { key: 'demo:config:flags', startSeconds: 18, rpsPerAgent: 1_500, ttlSeconds: 3, loadMs: 50 },
+  expiring: { key: 'demo:fx:rates', startSeconds: 18, rpsPerAgent: 1_500, ttlSeconds: 3, loadMs: 50 },
+  /**
+   * Feature flags the storefront reads the way many apps read a cache: GET, and on a miss load them from the
+   * database and SET them with a TTL. Nothing stops a herd here: every reader that misses goes to the database.
+   */
+  flags: { key: 'demo:config:flags', startSeconds: 0, rpsPerAgent: 200, ttlSeconds: 10, loadMs: 50 },
+  /**
+   * A flags redeploy: while its instances roll, the deploy hook deletes the cached flags every 50 ms for 3 s, and
+   * each delete sends every storefront reader to the database at once: a miss storm, which Heatsink raises once
+   * and answers by coalescing the key. It comes back every 60 s, as deploys do.
+   */
+  redeploy: { startSeconds: 7, forSeconds: 3, deleteEveryMs: 50, everySeconds: 60 },
 } as const
+
+/** Whether the flags redeploy is deleting the flags `elapsedSeconds` into the timeline. */
+export function redeploying(elapsedSeconds: number): boolean {
+  const { startSeconds, forSeconds, everySeconds } = SCENARIO.redeploy
+  if (elapsedSeconds < startSeconds) return false
+  return (elapsedSeconds - startSeconds) % everySeconds < forSeconds
+}
 
 /** Cluster-wide requests per second at which the quickstart's control plane calls a key hot. */
 export const QUICKSTART_HOT_RPS = 3_000

@@ -1,5 +1,7 @@
-import { Redis } from '@heatsink/agent'
+import { Cluster, Redis } from '@heatsink/agent'
+import { isSentinelUrl, parseSentinelUrl } from '@heatsink/protocol'
 import { seededRandom, ZipfSampler } from '@heatsink/workload'
+import { readFlagsCacheAside, runFlagsRedeploy } from './flags-readers.js'
 import { backgroundKey, SCENARIO } from './scenario.js'
 
 // One agent process of the quickstart (and the demo agent of deploy/compose.yaml): drives the scenario's traffic
@@ -12,9 +14,20 @@ const index = Number(process.env.AGENT_INDEX ?? 0)
 const startedAt = Number(process.env.SCENARIO_START ?? Date.now())
 const SLICE_MS = 10
 
-const redis = new Redis(redisUrl, {
-  heatsink: { namespace, agentId: `quickstart-agent-${index}-${process.pid}` },
-})
+const heatsink = { namespace, agentId: `quickstart-agent-${index}-${process.pid}` }
+// A redis+sentinel:// URL (the quickstart's --sentinel) becomes ioredis's own Sentinel options, with
+// failoverDetector as ioredis advises: the client (and the agent with it) leaves the old primary on +switch-master
+// instead of writing for seconds to a server Sentinel is about to demote, whose writes are then lost.
+// With HEATSINK_REDIS_CLUSTER=true (the quickstart's --cluster), REDIS_URL is one node of a Cluster: the drop-in
+// Cluster learns the rest.
+const redis =
+  process.env.HEATSINK_REDIS_CLUSTER === 'true'
+    ? new Cluster([{ host: new URL(redisUrl).hostname, port: Number(new URL(redisUrl).port) }], { heatsink })
+    : isSentinelUrl(redisUrl)
+      ? new Redis({ ...parseSentinelUrl(redisUrl), failoverDetector: true, heatsink })
+      : new Redis(redisUrl, { heatsink })
+// A failover drops the connection; ioredis reconnects by itself and the traffic goes on, so it is not news here.
+redis.on('error', () => {})
 await redis.heatsink.ready()
 
 const zipf = new ZipfSampler(SCENARIO.backgroundKeys, 1.1, seededRandom(index + 1))
@@ -24,11 +37,19 @@ let viralRequests = 0
 let databaseLoads = 0
 
 // The slow source behind the expiring key: each call is one "database query".
-async function loadFlags(): Promise<{ flags: string[]; loadedAt: number }> {
+async function loadRates(): Promise<{ usdEur: number; loadedAt: number }> {
   databaseLoads++
   await new Promise((resolve) => setTimeout(resolve, SCENARIO.expiring.loadMs))
+  return { usdEur: 0.92, loadedAt: Date.now() }
+}
+
+// The storefront's flags, from the database behind its cache-aside reads.
+async function queryFlags(): Promise<{ flags: string[]; loadedAt: number }> {
+  await new Promise((resolve) => setTimeout(resolve, SCENARIO.flags.loadMs))
   return { flags: ['new-checkout', 'dark-mode'], loadedAt: Date.now() }
 }
+
+const stopRedeploy = index === 0 ? runFlagsRedeploy(redis, startedAt) : () => {}
 
 const driver = setInterval(() => {
   const elapsed = (Date.now() - startedAt) / 1000
@@ -46,10 +67,15 @@ const driver = setInterval(() => {
       void redis.incr(SCENARIO.counter.key).catch(() => {})
     }
   }
+  if (elapsed >= SCENARIO.flags.startSeconds) {
+    for (let i = 0, n = perSlice(SCENARIO.flags.rpsPerAgent); i < n; i++) {
+      void readFlagsCacheAside(redis, queryFlags).catch(() => {})
+    }
+  }
   if (elapsed >= SCENARIO.expiring.startSeconds) {
     for (let i = 0, n = perSlice(SCENARIO.expiring.rpsPerAgent); i < n; i++) {
       void redis.heatsink
-        .getOrLoad(SCENARIO.expiring.key, loadFlags, { ttlSeconds: SCENARIO.expiring.ttlSeconds })
+        .getOrLoad(SCENARIO.expiring.key, loadRates, { ttlSeconds: SCENARIO.expiring.ttlSeconds })
         .catch(() => {})
     }
   }
@@ -69,6 +95,7 @@ const reporter = setInterval(() => {
 
 async function stop(): Promise<void> {
   clearInterval(driver)
+  stopRedeploy()
   clearInterval(reporter)
   await redis.heatsink.close()
   await redis.quit()

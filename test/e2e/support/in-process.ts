@@ -27,3 +27,12 @@ export async function until(what: string, condition: () => boolean, timeoutMs = 
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
 }
+
+/** `POST /hotkeys/{key}/promote` on the aggregator at `base` (no API token), as an operator promotes a key. */
+export function promoteByRest(base: string, key: string, mitigation = 'local_cache'): Promise<Response> {
+  return fetch(`${base}/hotkeys/${encodeURIComponent(key)}/promote`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ mitigation }),
+  })
+}

@@ -6,9 +6,6 @@ import { afterEach } from 'vitest'
 import { type ScenarioClients, scenarioClients } from './failover-scenario.js'
 import { until } from './until.js'
 
-// The slot of the scenario's key, set when its clients are made.
-let slotOf = 0
-
 /** A 3-master Cluster with a replica each per test of the calling file, stopped after it. */
 export function useClusterPerTest(): () => Promise<RedisCluster> {
   let cluster: RedisCluster | undefined
@@ -28,7 +25,6 @@ export function clientsOn(servers: RedisCluster) {
     const writer = new PlainCluster(servers.nodes)
     const plain = new PlainCluster(servers.nodes)
     const heatsink = new Cluster(servers.nodes, { heatsink: { namespace } })
-    slotOf = redisClusterSlot(key)
     return scenarioClients(key, writer, plain, heatsink)
   }
 }
@@ -49,8 +45,12 @@ export async function promoted(replica: number): Promise<number> {
   }
 }
 
-/** The master and replica serving the scenario key's slot, as CLUSTER SLOTS gives them now. */
-export async function slotOwners(servers: RedisCluster): Promise<{ master: number; replica: number }> {
+/** The master and replica serving `key`'s slot, as CLUSTER SLOTS gives them now. */
+export async function slotOwners(
+  servers: RedisCluster,
+  key: string,
+): Promise<{ master: number; replica: number }> {
+  const slotOf = redisClusterSlot(key)
   const admin = new PlainRedis({ ...servers.nodes[0] })
   try {
     const ranges = (await admin.cluster('SLOTS')) as unknown as [number, number, ...[string, number][]][]

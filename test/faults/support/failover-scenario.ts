@@ -18,17 +18,21 @@ export function scenarioClients(
   writer: Redis | Cluster,
   plain: Redis | Cluster,
   heatsink: TrafficClients['heatsink'] & (Redis | Cluster),
+  secondPlain?: Redis | Cluster,
+  alsoClose: () => Promise<void> = async () => {},
 ): ScenarioClients {
-  const all = [writer, plain, heatsink]
+  const all = [writer, plain, heatsink, ...(secondPlain === undefined ? [] : [secondPlain])]
   for (const client of all) client.on('error', () => {})
   return {
     key,
     writer,
     plain,
     heatsink,
+    ...(secondPlain !== undefined && { secondPlain }),
     admin: writer,
     close: async () => {
       await Promise.all(all.map((client) => client.quit().catch(() => client.disconnect())))
+      await alsoClose()
     },
   }
 }
@@ -50,12 +54,12 @@ export interface ScenarioFigures extends FailoverFigures {
  * and the plain reader has read on, then a second key is promoted and must reach the agent.
  */
 export async function failoverUnderTraffic(
-  open: (key: string, namespace: string) => ScenarioClients,
-  failover: () => Promise<number>,
+  open: (key: string, namespace: string) => ScenarioClients | Promise<ScenarioClients>,
+  failover: (key: string) => Promise<number>,
 ): Promise<ScenarioFigures> {
   const namespace = `failover-${randomBytes(4).toString('hex')}`
   const key = `{${namespace}}:counter`
-  const clients = open(key, namespace)
+  const clients = await open(key, namespace)
   try {
     const { heatsink, admin } = clients
     const stats = () => heatsink.heatsink.stats()
@@ -67,7 +71,7 @@ export async function failoverUnderTraffic(
     // A second of traffic before the switch: the staleness every client-side cache has, for comparison.
     const trafficFrom = performance.now()
     await until('L1 serving', () => stats().l1Hits > 50 && performance.now() > trafficFrom + 1000, 10_000)
-    const switchedAt = await failover()
+    const switchedAt = await failover(key)
     // Watched for 3 s after the switch (Sentinel reconfigures the old primary about a second after it), and
     // until the agent's channels are up and L1 has answered 500 more reads.
     const hitsAtSwitch = stats().l1Hits

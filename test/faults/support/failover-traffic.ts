@@ -8,12 +8,26 @@ interface Read {
   readonly fromL1: boolean
 }
 
+/** One INCR of the writer: when it was answered, and the value it made. */
+interface Write {
+  readonly end: number
+  readonly value: number
+}
+
 /** The clients of one scenario; any ioredis Redis or Cluster, plain or Heatsink's. */
 export interface TrafficClients {
   readonly key: string
   readonly writer: { incr(key: string): Promise<number> }
+  /**
+   * Writes through the door under test when its reads and writes are apart (the proxy), to another key of the
+   * counter's slot: the writes whose resumption is measured. (With the counter itself written through the proxy as
+   * fast as it answers, its L1 did not serve 50 reads in 10 s: every write invalidates what it holds.)
+   */
+  readonly doorWriter?: { incr(key: string): Promise<number> }
   /** The reference: a plain ioredis client with the application's options. */
   readonly plain: { get(key: string): Promise<string | null> }
+  /** Another plain client like it, measured against it as Heatsink is: how far plain ioredis falls behind itself. */
+  readonly secondPlain?: { get(key: string): Promise<string | null> }
   readonly heatsink: {
     get(key: string): Promise<string | null>
     heatsink: Pick<HeatsinkHandle, 'stats' | 'mitigation'>
@@ -32,12 +46,25 @@ export interface FailoverFigures {
   readonly staleAfterSwitch: number
   readonly maxStaleMsBeforeSwitch: number
   readonly maxStaleMsAfterSwitch: number
+  /**
+   * Of the reads after the switch, those answered from L1: Heatsink's own. The others went through the
+   * application's connection, to whichever server the sentinel it asked named (as the plain reader's do).
+   */
+  readonly staleFromL1AfterSwitch: number
+  readonly maxStaleMsFromL1AfterSwitch: number
+  /** With `secondPlain`: its longest staleness after the switch against the reference, as for Heatsink's reads. */
+  readonly secondPlainMaxStaleMsAfterSwitch?: number
   /** Plain reads lower than the plain reader's previous one: writes Redis lost in the failover. */
   readonly plainRegressions: number
   readonly heatsinkRegressions: number
   readonly heatsinkErrors: number
   readonly plainErrors: number
   readonly writerErrors: number
+  /**
+   * From the switch to the first INCR answered after it and after the last error, of the door's writer when
+   * there is one, of the writer otherwise.
+   */
+  readonly writesResumedMs: number
   /** From the switch to the first L1 hit after which the agent's invalidation channels stayed up. */
   readonly l1BackMs: number | undefined
 }
@@ -49,9 +76,13 @@ export interface FailoverFigures {
 export function startTraffic(clients: TrafficClients) {
   let running = true
   const plainReads: Read[] = []
+  const secondPlainReads: Read[] = []
   const heatsinkReads: Read[] = []
+  const writes: Write[] = []
   const downAt: number[] = []
-  const errors = { heatsink: 0, plain: 0, writer: 0 }
+  const doorWrites: Write[] = []
+  const writeFailedAt: number[] = []
+  const errors = { heatsink: 0, plain: 0, writer: 0, secondPlain: 0 }
   const turn = () => new Promise((resolve) => setImmediate(resolve))
   const loop = async (step: () => Promise<void>, onError: () => void) => {
     while (running) {
@@ -66,11 +97,37 @@ export function startTraffic(clients: TrafficClients) {
     into.push({ start, end: performance.now(), value, fromL1: before !== undefined && hits?.() !== before })
   }
   const stats = () => clients.heatsink.heatsink.stats()
+  const secondPlain = clients.secondPlain
   const loops = [
     loop(
-      () => clients.writer.incr(clients.key).then(() => {}),
-      () => errors.writer++,
+      async () => {
+        const value = await clients.writer.incr(clients.key)
+        writes.push({ end: performance.now(), value })
+      },
+      () => {
+        errors.writer++
+        if (clients.doorWriter === undefined) writeFailedAt.push(performance.now())
+      },
     ),
+    ...(clients.doorWriter === undefined
+      ? []
+      : [
+          loop(
+            async () => {
+              const value = await clients.doorWriter?.incr(`${clients.key}:door`)
+              doorWrites.push({ end: performance.now(), value: value ?? 0 })
+            },
+            () => writeFailedAt.push(performance.now()),
+          ),
+        ]),
+    ...(secondPlain === undefined
+      ? []
+      : [
+          loop(
+            () => read(() => secondPlain.get(clients.key), secondPlainReads),
+            () => errors.secondPlain++,
+          ),
+        ]),
     loop(
       () => read(() => clients.plain.get(clients.key), plainReads),
       () => errors.plain++,
@@ -95,13 +152,24 @@ export function startTraffic(clients: TrafficClients) {
       return {
         heatsinkReads: heatsinkReads.length,
         heatsinkL1Hits: heatsinkReads.filter((read) => read.fromL1).length,
-        ...staleFigures(staleAges(plainReads, heatsinkReads), switchedAt),
+        ...staleFigures(staleAges(plainReads, heatsinkReads, writes), switchedAt),
         plainRegressions: regressions(plainReads),
         heatsinkRegressions: regressions(heatsinkReads),
         heatsinkErrors: errors.heatsink,
         plainErrors: errors.plain,
         writerErrors: errors.writer,
+        writesResumedMs: writesResumed(
+          clients.doorWriter === undefined ? writes : doorWrites,
+          writeFailedAt,
+          switchedAt,
+        ),
         l1BackMs: l1Back(heatsinkReads, downAt, switchedAt),
+        ...(secondPlain !== undefined && {
+          secondPlainMaxStaleMsAfterSwitch: staleFigures(
+            staleAges(plainReads, secondPlainReads, writes),
+            switchedAt,
+          ).maxStaleMsAfterSwitch,
+        }),
       }
     },
   }
@@ -110,17 +178,24 @@ export function startTraffic(clients: TrafficClients) {
 /**
  * How far behind the plain reader each read of `checked` was: for a read that returned less than the plain
  * reader had seen before it started, the time from the end of the plain read that first saw a newer value to
- * its start. A value the plain reader later saw fall back (Redis lost the writes above it) does not count:
- * only what survived is a floor.
+ * its start. A value a failover lost is no floor: Redis lost it, not the reader. A value is lost when, after it
+ * was read, the writer's counter or the plain reader's fell back to it or below (the promoted replica had not
+ * received it). The new primary's INCRs then make the same numbers again, so a lost value is judged by the
+ * fall back, never by equality with a later read: a read answered by the new primary before the writer's first
+ * INCR there returns the newest value that survived, one below a number the old primary had also given.
  */
-export function staleAges(plain: readonly Read[], checked: readonly Read[]): { read: Read; ageMs: number }[] {
-  const survived: boolean[] = []
-  let lowestAfter = Number.POSITIVE_INFINITY
-  for (let index = plain.length - 1; index >= 0; index--) {
-    const value = plain[index]?.value ?? 0
-    survived[index] = value <= lowestAfter
-    lowestAfter = Math.min(lowestAfter, value)
-  }
+export function staleAges(
+  plain: readonly Read[],
+  checked: readonly Read[],
+  writes: readonly Write[] = [],
+): { read: Read; ageMs: number }[] {
+  const fallBacks = [
+    ...fallBacksOf(plain.map((read) => ({ end: read.end, value: read.value }))),
+    ...fallBacksOf(writes),
+  ]
+  const survived = plain.map((read) =>
+    fallBacks.every((fallBack) => fallBack.end <= read.end || read.value < fallBack.value),
+  )
   // The plain loop is sequential, so its reads end in order: the floor before a time is a prefix maximum.
   const floors: number[] = []
   plain.forEach((seen, index) => {
@@ -147,15 +222,23 @@ export function staleAges(plain: readonly Read[], checked: readonly Read[]): { r
   return stale
 }
 
+/** The points where a sequence of counter values fell back: after them, the counter's history was another. */
+function fallBacksOf(values: readonly Write[]): Write[] {
+  return values.filter((one, index) => index > 0 && one.value < (values[index - 1]?.value ?? 0))
+}
+
 function staleFigures(stale: readonly { read: Read; ageMs: number }[], switchedAt: number) {
   const before = stale.filter((one) => one.read.start < switchedAt)
   const after = stale.filter((one) => one.read.start >= switchedAt)
   const longest = (ones: typeof stale) => Math.round(Math.max(0, ...ones.map((one) => one.ageMs)) * 100) / 100
+  const fromL1 = after.filter((one) => one.read.fromL1)
   return {
     staleBeforeSwitch: before.length,
     staleAfterSwitch: after.length,
     maxStaleMsBeforeSwitch: longest(before),
     maxStaleMsAfterSwitch: longest(after),
+    staleFromL1AfterSwitch: fromL1.length,
+    maxStaleMsFromL1AfterSwitch: longest(fromL1),
   }
 }
 
@@ -167,4 +250,10 @@ function l1Back(reads: readonly Read[], downAt: readonly number[], switchedAt: n
   const lastDown = downAt.reduce((latest, at) => Math.max(latest, at), switchedAt)
   const back = reads.find((read) => read.fromL1 && read.start > lastDown)
   return back === undefined ? undefined : Math.round(back.start - switchedAt)
+}
+
+function writesResumed(writes: readonly Write[], failedAt: readonly number[], switchedAt: number): number {
+  const lastFailure = failedAt.reduce((latest, at) => Math.max(latest, at), switchedAt)
+  const resumed = writes.find((write) => write.end > lastFailure)
+  return resumed === undefined ? Number.POSITIVE_INFINITY : Math.round(resumed.end - switchedAt)
 }

@@ -1,4 +1,8 @@
-/** The 18 units of Redis 7.0.15's suite that issue 31 runs, as runtest's `--single` names them. */
+/**
+ * The 18 units of Redis 7.0.15's suite that cover what a cache client sends (the data types, expiry, the keyspace,
+ * transactions, scripts and functions, pub/sub, SORT, SCAN, DUMP, INFO and the protocol itself), as runtest's
+ * `--single` names them.
+ */
 export const UNITS = [
   'unit/type/string',
   'unit/type/incr',

@@ -1,5 +1,4 @@
 import type { Mitigation } from '@heatsink/protocol'
-import type { InvalidationSource } from '../stats.js'
 import {
   demotedChannel,
   type InvalidatedEvent,
@@ -11,6 +10,7 @@ import {
   type ReportDroppedEvent,
   reportDroppedChannel,
 } from './channels.js'
+import type { InvalidationSource } from './stats.js'
 
 /**
  * Publishes one agent's events on its diagnostics channels. Every method first asks whether the channel has a
@@ -47,14 +47,9 @@ export class AgentEvents {
     return l1DroppedChannel.hasSubscribers
   }
 
-  l1Dropped(
-    key: string,
-    reason: L1DroppedEvent['reason'],
-    source: InvalidationSource | undefined,
-    cache: L1DroppedEvent['cache'],
-  ): void {
+  l1Dropped(key: string, reason: L1DroppedEvent['reason'], source: InvalidationSource | undefined): void {
     if (l1DroppedChannel.hasSubscribers) {
-      l1DroppedChannel.publish({ agentId: this.agentId, key, reason, source, cache })
+      l1DroppedChannel.publish({ agentId: this.agentId, key, reason, source, cache: 'replies' })
     }
   }
 

@@ -1,6 +1,6 @@
 import { channel } from 'node:diagnostics_channel'
 import type { Mitigation } from '@heatsink/protocol'
-import type { InvalidationSource } from '../stats.js'
+import type { InvalidationSource } from './stats.js'
 
 /**
  * The agent's diagnostics channels (node:diagnostics_channel), named as undici names its own
@@ -60,7 +60,10 @@ export interface L1DroppedEvent extends AgentEvent {
    */
   reason: 'evicted' | 'invalidated'
   source: InvalidationSource | undefined
-  /** values: the L1 of createAgent's get and getOrLoad; replies: the command path's (front door, proxy). */
+  /**
+   * Which L1: 'replies', the one L1 every front door and getOrLoad share. 'values' (the second L1 createAgent's
+   * get and getOrLoad once had) is no longer sent; it stays in the type for subscribers that still test for it.
+   */
   cache: 'values' | 'replies'
 }
 

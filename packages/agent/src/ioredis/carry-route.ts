@@ -1,5 +1,5 @@
 import type { Command } from 'ioredis'
-import { FALL_THROUGH, type Route } from '../core/route.js'
+import { FALL_THROUGH, type Route } from '../data-plane/route.js'
 
 /** The parts of an ioredis Command the front door touches (most are untyped internals of ioredis). */
 export interface RoutableCommand {

@@ -1,5 +1,5 @@
 import type { ClusterNode, RedisOptions } from 'ioredis'
-import { usesSentinel } from '../sentinel-options.js'
+import { usesSentinel } from '../connections/sentinel-options.js'
 
 /**
  * What one Redis deployment is to a process, for sharing one agent (and one L1) between its clients. A
@@ -14,7 +14,9 @@ export function redisDeployment(options: RedisOptions): string {
     const sentinels = (options.sentinels ?? []).map(
       (sentinel) => `${sentinel.host ?? 'localhost'}:${sentinel.port ?? 26379}`,
     )
-    return `sentinel:${[...new Set(sentinels)].sort().join(',')}/${options.name ?? ''}/${tail}`
+    // A replica-role client's agent fills L1 from a replica (followReads): not the same L1 as a primary reader's.
+    const reads = options.role === 'slave' ? '/replica' : ''
+    return `sentinel:${[...new Set(sentinels)].sort().join(',')}/${options.name ?? ''}${reads}/${tail}`
   }
   const where = options.path ?? `${options.host ?? 'localhost'}:${options.port ?? 6379}`
   return `${where}/${tail}`

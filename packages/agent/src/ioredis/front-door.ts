@@ -1,8 +1,9 @@
-import { CACHEABLE_COMMANDS, lookupCommand } from '@heatsink/commands'
+import { CACHEABLE_COMMANDS, type CommandSpec, lookupCommand } from '@heatsink/commands'
 import type { Callback, Command } from 'ioredis'
 import type { Agent } from '../agent.js'
-import { NOT_DECODED } from '../core/reply-cache.js'
-import { ConnectionState, type Route } from '../core/route.js'
+import { ConnectionState, type Route } from '../data-plane/route.js'
+import { NOT_DECODED } from '../l1/reply-cache.js'
+import type { HotKey } from '../registry/hot-key.js'
 import type { RoutableCommand } from './carry-route.js'
 import { decodeReply, fresh } from './decode-reply.js'
 import { type HeatsinkHandle, handleFor } from './heatsink-handle.js'
@@ -69,45 +70,56 @@ export class FrontDoor {
     return route
   }
 
-  /** Whether `key` is a local_cache key, so that a read method's call may be an L1 hit (one Map lookup). */
-  mayServe(client: WithFrontDoor, key: unknown): boolean {
+  /**
+   * The registered key a read method's call on `key` names when it is local_cache, so that the call may be an
+   * L1 hit; else undefined (one Map lookup, none while no key is local_cache). String keys only: a Buffer may not
+   * be UTF-8.
+   */
+  localCacheKey(client: WithFrontDoor, key: unknown): HotKey | undefined {
     const agent = this.#agent
-    if (typeof key !== 'string' || agent === undefined || !agent.servesFromL1) return false
+    if (typeof key !== 'string' || agent === undefined || !agent.servesFromL1) return undefined
     const prefix = client.options.keyPrefix
-    return agent.mitigation(prefix ? prefix + key : key) === 'local_cache'
+    return agent.router.localCacheKey(prefix ? prefix + key : key)
   }
 
   /**
-   * The answer from L1 to a cacheable read method's call, or undefined. Only while nothing of this client
-   * waits in an autopipeline (a write there has not evicted yet), outside MULTI, with no script of this client
-   * awaiting its barrier (see ScriptBarriers), and for string and number arguments (ioredis flattens arrays,
-   * and a Buffer may not be UTF-8).
+   * The answer from L1 to a cacheable read method's call on `key`, which names the local_cache key `hot` (see
+   * localCacheKey; `args`: the call's arguments, undefined when the key is the only one), or undefined. Only
+   * while nothing of this client waits in an autopipeline (a write there has not evicted yet), outside MULTI,
+   * with no script of this client awaiting its barrier (see ScriptBarriers), and for string and number
+   * arguments (ioredis flattens arrays, and a Buffer may not be UTF-8).
    */
-  fastRead(client: WithFrontDoor, command: string, args: unknown[]): Promise<unknown> | undefined {
+  fastRead(
+    client: WithFrontDoor,
+    spec: CommandSpec,
+    hot: HotKey,
+    key: string,
+    args?: unknown[],
+  ): Promise<unknown> | undefined {
     const agent = this.#agent
-    const key = args[0]
+    if (agent === undefined) return undefined
     const state = this.state
-    if (agent === undefined || typeof key !== 'string' || state.inMulti || state.unsettledScripts > 0)
-      return undefined
+    if (state.inMulti || state.unsettledScripts > 0) return undefined
     if ((client as unknown as Internals)._autoPipelines.size > 0 || !this.#ready(client)) return undefined
-    const last = args.length - 1
-    const callback = typeof args[last] === 'function' ? (args[last] as Callback<unknown>) : undefined
-    const end = callback === undefined ? args.length : last
-    for (let i = 1; i < end; i++) {
-      const type = typeof args[i]
-      if (type !== 'string' && type !== 'number') return undefined
+    let callback: Callback<unknown> | undefined
+    if (args !== undefined) {
+      const last = args.length - 1
+      if (typeof args[last] === 'function') {
+        callback = args[last] as Callback<unknown>
+        args = args.slice(0, last)
+      }
+      for (let i = 1; i < args.length; i++) {
+        const type = typeof args[i]
+        if (type !== 'string' && type !== 'number') return undefined
+      }
     }
-    const spec = lookupCommand(command)
-    if (spec === undefined) return undefined
-    const prefix = client.options.keyPrefix
-    const cached = agent.router.peek(
-      spec,
-      prefix ? prefix + key : key,
-      end === args.length ? args : args.slice(0, end),
-    )
+    // The caller's own string when it is the key's whole name (no keyPrefix: the same length): the recorder most
+    // likely admitted that very string, and then matches it by identity rather than by comparing characters.
+    const cached = agent.router.peek(spec, key.length === hot.key.length ? key : hot.key, hot, args)
     if (cached === undefined) return undefined
-    if (cached.decoded === NOT_DECODED) cached.decoded = decodeReply(command, cached.raw)
-    const reply = Promise.resolve(fresh(cached.decoded))
+    let decoded = cached.decoded
+    if (decoded === NOT_DECODED) decoded = cached.decoded = decodeReply(spec.name, cached.raw)
+    const reply = Promise.resolve(fresh(decoded))
     if (callback !== undefined) reply.then((value) => callBack(callback, value))
     return reply
   }
@@ -139,14 +151,18 @@ export class FrontDoor {
 export function installFastReads(prototype: object, ioredisPrototype: object): void {
   for (const command of CACHEABLE_COMMANDS) {
     const own = (ioredisPrototype as Record<string, Method>)[command]
-    if (lookupCommand(command)?.singleKey !== 0 || typeof own !== 'function') continue
+    const spec = lookupCommand(command)
+    if (spec?.singleKey !== 0 || typeof own !== 'function') continue
     // `arguments`, not rest parameters: a call that is not an L1 hit then costs no array of its own.
     const fast = function (this: WithFrontDoor) {
       const door = this[FRONT_DOOR]
       // biome-ignore lint/complexity/noArguments: read in place, so a call that is not a hit builds no array
-      if (door.mayServe(this, arguments[0])) {
-        // biome-ignore lint/complexity/noArguments: the rare case, a local_cache key
-        const hit = door.fastRead(this, command, Array.prototype.slice.call(arguments))
+      const key = arguments[0]
+      const hot = door.localCacheKey(this, key)
+      if (hot !== undefined) {
+        // biome-ignore lint/complexity/noArguments: copied only for a call with more than its key
+        const args = arguments.length > 1 ? Array.prototype.slice.call(arguments) : undefined
+        const hit = door.fastRead(this, spec, hot, key as string, args)
         if (hit !== undefined) return hit
       }
       // biome-ignore lint/complexity/noArguments: forwarded whole

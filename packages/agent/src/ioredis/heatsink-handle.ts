@@ -1,7 +1,7 @@
 import type { Mitigation } from '@heatsink/protocol'
 import type { Agent } from '../agent.js'
-import type { AgentStats } from '../stats.js'
-import type { Loader, LoadOptions } from '../strategies.js'
+import type { AgentStats } from '../events/stats.js'
+import type { Loader, LoadOptions } from '../get-or-load/loader.js'
 
 /** What `redis.heatsink` offers besides the client's own commands. */
 export interface HeatsinkHandle {

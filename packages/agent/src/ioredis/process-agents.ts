@@ -1,7 +1,8 @@
 import type { Cluster, Redis } from 'ioredis'
 import type { Agent } from '../agent.js'
 import { createAgent } from '../create-agent.js'
-import { type AgentOptions, checkHeatsinkOptions } from '../options.js'
+import type { AgentOptions } from '../options/agent-options.js'
+import { checkHeatsinkOptions } from '../options/resolve-options.js'
 
 /** Heatsink's options inside ioredis's: everything createAgent takes but the client. */
 export type HeatsinkOptions = Omit<AgentOptions, 'redis'>

@@ -1,7 +1,7 @@
 import { keepSocketErrorsHandled } from '@heatsink/protocol'
 import { type Command, Redis as IORedis, type RedisOptions } from 'ioredis'
 import type { Agent } from '../agent.js'
-import { followPrimary } from '../sentinel-options.js'
+import { followPrimary } from '../connections/sentinel-options.js'
 import { carryRoute, type RoutableCommand } from './carry-route.js'
 import { redisDeployment } from './deployment-key.js'
 import { FRONT_DOOR, FrontDoor, installFastReads } from './front-door.js'

@@ -1,6 +1,7 @@
+import { parseInfoReplicaLines } from '@heatsink/protocol'
 import { Redis, type RedisOptions } from 'ioredis'
-import type { OwnedConnections } from '../connections.js'
-import { roleOptions } from '../connections.js'
+import type { OwnedConnections } from '../connections/connections.js'
+import { roleOptions } from '../connections/connections.js'
 
 /** Where a standalone primary's replicas are learnt: each call answers the addresses (host:port) usable now. */
 export interface ReplicaAddresses {
@@ -28,25 +29,14 @@ export class InfoReplicaAddresses implements ReplicaAddresses {
 
 /** The online replicas an INFO replication section lists. */
 export function parseInfoReplicas(info: string): string[] {
-  const addresses: string[] = []
-  for (const line of info.split('\n')) {
-    if (!/^slave\d+:/.test(line)) continue
-    const fields = new Map(
-      line
-        .slice(line.indexOf(':') + 1)
-        .trim()
-        .split(',')
-        .map((pair) => pair.split('=') as [string, string]),
-    )
-    if (fields.get('state') !== 'online') continue
-    addresses.push(`${fields.get('ip')}:${fields.get('port')}`)
-  }
-  return addresses
+  return parseInfoReplicaLines(info)
+    .filter((replica) => replica.state === 'online')
+    .map((replica) => replica.address)
 }
 
 /**
  * The replicas Sentinel lists for the master group (SENTINEL REPLICAS <name>), asked of the sentinels in turn
- * (the next one when one fails); replicas Sentinel sees down or cut from their master are left out.
+ * (the next one when one fails); replicas Sentinel sees down, or is promoting, are left out.
  */
 export class SentinelReplicaAddresses implements ReplicaAddresses {
   readonly #sentinels: ReadonlyArray<{ host?: string; port?: number }>
@@ -116,8 +106,10 @@ function toMap(flat: readonly string[]): Map<string, string> {
   return map
 }
 
+// Sentinel's own view of a replica's link (master-link-status) is refreshed only every 10 s, so a replica that has
+// resynced with a new primary (an old primary back as a replica) would be left out that long: the heartbeat decides
+// whether it is fresh enough. The replica a failover is promoting is the primary already.
 function usable(replica: Map<string, string>): boolean {
   const flags = (replica.get('flags') ?? '').split(',')
-  const down = flags.includes('s_down') || flags.includes('o_down') || flags.includes('disconnected')
-  return !down && replica.get('master-link-status') === 'ok'
+  return !['s_down', 'o_down', 'disconnected', 'promoted'].some((flag) => flags.includes(flag))
 }

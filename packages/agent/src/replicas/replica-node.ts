@@ -1,6 +1,6 @@
 import { Command, Redis, type RedisOptions } from 'ioredis'
-import type { OwnedConnections } from '../connections.js'
-import { roleOptions } from '../connections.js'
+import type { OwnedConnections } from '../connections/connections.js'
+import { roleOptions } from '../connections/connections.js'
 
 /** The newest heartbeat of this agent a replica has shown, and when its primary was sent it. */
 export interface SeenHeartbeat {

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto'
 import type { HeatsinkNames } from '@heatsink/protocol'
 import type { Clock } from '@heatsink/sketch'
 import type { Cluster, Redis, RedisOptions } from 'ioredis'
-import { isClusterClient } from '../client-shape.js'
-import type { OwnedConnections } from '../connections.js'
-import type { AgentCounters } from '../stats.js'
+import { isClusterClient } from '../connections/client-shape.js'
+import type { OwnedConnections } from '../connections/connections.js'
+import type { AgentCounters } from '../events/stats.js'
 import { Heartbeat } from './heartbeat.js'
 import { InfoReplicaAddresses, SentinelReplicaAddresses } from './replica-addresses.js'
 import type { ReplicaFactory } from './replica-group.js'
@@ -95,10 +95,13 @@ export class ReplicaReads {
     const factory: ReplicaFactory = {
       open: (address) => new ReplicaNode(address, this.#replicaOptions(), agentId, connections),
     }
+    // Each heartbeat its own token: a group made again for a slot's new master (a Cluster failover) writes the same
+    // key with its sequence from 0, and the replicas still hold the old group's higher one, which must not count.
+    let made = 0
     const heartbeat = (tag: string, on: Redis | Cluster) =>
       new Heartbeat(
         this.#options.names.heartbeatKey(agentId, tag),
-        this.#token,
+        `${this.#token}.${made++}`,
         (key, value, ttlMs) => on.set(key, value, 'PX', ttlMs),
         () => this.#options.clock.now(),
       )

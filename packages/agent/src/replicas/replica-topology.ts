@@ -82,7 +82,6 @@ export class ClusterReplicas implements ReplicaTopology {
   }
 
   async refresh(): Promise<void> {
-    let unknown = false
     for (const [master, { group, slot }] of this.#groups) {
       const nodes = this.#cluster.slots[slot]
       if (nodes?.[0] !== master) {
@@ -91,11 +90,11 @@ export class ClusterReplicas implements ReplicaTopology {
         continue
       }
       group.setReplicas(nodes.slice(1))
-      unknown ||= nodes.length === 1
     }
-    // ioredis relearns the slot table only on a redirection or every 5 s: a master whose replicas the table does not
-    // show yet (gossip still spreading, a replica just added) is asked about at once.
-    if (unknown) this.#cluster.refreshSlotsCache()
+    // ioredis relearns the slot table only on a redirection (or with slotsRefreshInterval, unset by default), and the
+    // table a MOVED after a failover fetches may not show yet the old master as a replica (gossip still spreading):
+    // while some key is replica_read, the table is asked for again each round, one CLUSTER SLOTS a second.
+    if (this.#groups.size > 0) this.#cluster.refreshSlotsCache()
   }
 
   close(): void {

@@ -11,7 +11,7 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((client) => client.quit().catch(() => {})))
 })
 
-// The smallest L1: 32,768 bytes for the command path's replies, 4,096 at most for one key's.
+// The smallest L1: 65,536 bytes for every reply it holds, 8,192 at most for one key's.
 const MAX_BYTES = 65_536
 
 describe("the front door's L1 byte bound", () => {
@@ -20,7 +20,7 @@ describe("the front door's L1 byte bound", () => {
     const r = new Redis(url, { heatsink: { namespace, l1: { maxTtlMs: 60_000, maxBytes: MAX_BYTES } } })
     open.push(r)
     await r.heatsink.ready()
-    const keys = Array.from({ length: 40 }, (_, i) => `${namespace}:blob:${i}`)
+    const keys = Array.from({ length: 80 }, (_, i) => `${namespace}:blob:${i}`)
     const blobOf = (key: string) => `${key}:`.padEnd(700, '.')
     for (const key of keys) await r.set(key, blobOf(key))
     await publishRegistry(r, createNames(namespace), ...keys.map((key) => ({ key })))

@@ -12,6 +12,7 @@ afterEach(async () => {
 })
 
 const ROUNDS = 1000
+const MAX_READS_PER_ROUND = 50
 
 // A client whose key is local_cache with L1 entries that outlive the test: only an eviction explains a new value.
 async function hotClient(key: string, autopipelining: boolean): Promise<Redis> {
@@ -117,14 +118,23 @@ describe('read-your-writes on a local_cache key', () => {
         const key = `${redis().namespace}:ryw`
         const r = await hotClient(key, autopipelining)
         await form.seed(r, key)
-        // Each round reads three times: the reads after the write fill L1 and are then served from it, and the
-        // next round's write must evict that entry before its own read. (A fill in flight when Redis tracking
-        // reports the write is not stored, so the first fill after a write often goes uncached.)
+        // Each round reads until one read is served from L1, so the next round's write must evict a cached
+        // entry before its own read. Reads go to Redis for a while after a write: a fill in flight when Redis
+        // tracking reports the write is not stored, and a script's connection reads behind its barrier (a PING
+        // round trip on the subscriber), so how many reads that takes depends on the machine's load.
+        let roundsWithAHit = 0
         for (let i = 0; i < ROUNDS; i++) {
           await form.write(r, key, i)
-          for (let read = 0; read < 3; read++) expect(await form.read(r, key)).toEqual(form.expected(i))
+          const hitsBefore = r.heatsink.stats().l1Hits
+          for (let read = 0; read < MAX_READS_PER_ROUND; read++) {
+            expect(await form.read(r, key)).toEqual(form.expected(i))
+            if (r.heatsink.stats().l1Hits > hitsBefore) {
+              roundsWithAHit++
+              break
+            }
+          }
         }
-        expect(r.heatsink.stats().l1Hits).toBeGreaterThan(ROUNDS / 4)
+        expect(roundsWithAHit).toBeGreaterThan(ROUNDS / 2)
       })
     }
   }

@@ -77,7 +77,8 @@ async function readLoop(
       }
     }),
   )
-  return { reads, errors, maxAge: Math.max(0, ...reads.map((r) => r.age)) }
+  // A reduce, not Math.max(...reads): a long loop's hundreds of thousands of reads overflow the call's arguments.
+  return { reads, errors, maxAge: reads.reduce((max, read) => Math.max(max, read.age), 0) }
 }
 
 // GETs each server answered so far; `upTo` leaves out the servers past it (the killed replica).

@@ -3,7 +3,7 @@ import { createNames } from '@heatsink/protocol'
 import { Redis as PlainRedis, type RedisOptions } from 'ioredis'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createAgent, Redis } from '../../src/index.js'
-import { publishRegistry } from '../../src/testing.js'
+import { commandCalls, publishRegistry } from '../../src/testing.js'
 import { waitFor } from '../support/helpers.js'
 import { useRedisSentinel } from '../support/sentinel.js'
 
@@ -40,6 +40,23 @@ async function readFromL1(client: Redis, key: string): Promise<string | null> {
     return client.heatsink.stats().l1Hits > hits
   }, `an L1 hit on ${key}`)
   return value
+}
+
+/** The deployment's primary and its replica, as Sentinel names them now. */
+async function servers() {
+  const primary = await deployment().primary()
+  const replica = deployment().servers.find((server) => server.port !== primary.port)
+  if (replica === undefined) throw new Error('no replica')
+  return { primary, replica }
+}
+
+/** The roles of agent `agentId`'s connections on `server`, by their names in CLIENT LIST. */
+async function agentConnections(server: { host: string; port: number }, agentId: string): Promise<string[]> {
+  const admin = plain({ host: server.host, port: server.port })
+  const list = (await admin.client('LIST')) as string
+  return [...list.matchAll(new RegExp(`name=heatsink:(\\w+):${agentId}`, 'g'))]
+    .map((match) => match[1] ?? '')
+    .sort()
 }
 
 describe('the drop-in on a Sentinel deployment', () => {
@@ -89,7 +106,7 @@ describe('the drop-in on a Sentinel deployment', () => {
     expect(reversed.heatsink.stats().reads).toBe(reads + 1)
   })
 
-  it("fills and tracks a replica-role client's hot keys on the primary", async () => {
+  it("fills and tracks a replica-role client's hot keys on its replica, as its own reads, and reports to the primary", async () => {
     const namespace = `sentinel-${randomBytes(4).toString('hex')}`
     const key = `${namespace}:profile`
     const writer = plain({ sentinels: deployment().sentinels, name: 'mymaster' })
@@ -101,41 +118,47 @@ describe('the drop-in on a Sentinel deployment', () => {
       heatsink: { namespace, agentId },
     } as RedisOptions)
     await reader.heatsink.ready()
-    const primary = await deployment().primary()
-    const replica = deployment().servers.find((server) => server.port !== primary.port)
-    if (replica === undefined) throw new Error('no replica')
-    const namesOn = async (port: number) => {
-      const admin = plain({ host: '127.0.0.1', port })
-      return ((await admin.client('LIST')) as string).match(new RegExp(`name=heatsink:\\w+:${agentId}`, 'g'))
-    }
-    expect((await namesOn(primary.port))?.sort()).toEqual(
-      ['report', 'sub', 'track'].map((role) => `name=heatsink:${role}:${agentId}`),
-    )
-    expect(await namesOn(replica.port)).toBeNull()
+    const { primary, replica } = await servers()
+    expect(await agentConnections(primary, agentId)).toEqual(['report'])
+    expect(await agentConnections(replica, agentId)).toEqual(['sub', 'track'])
 
     await writer.set(key, 'v1')
+    // Counted from before the promotion: its prefill of the key is a fill too.
+    const getsBefore = await Promise.all([primary, replica].map((server) => commandCalls(server, 'get')))
     await publishRegistry(writer, createNames(namespace), { key })
     await waitFor(() => reader.heatsink.mitigation(key) === 'local_cache', 'the promotion')
     expect(await readFromL1(reader, key)).toBe('v1')
+    // A write reaches the replica, whose tracking ends the entry: the next fill reads the new value there.
     await writer.set(key, 'v2')
-    // The primary's tracking invalidates at once; the replica's copy is only as fresh as replication.
     await waitFor(async () => (await reader.get(key)) === 'v2', 'the new value')
     expect(await readFromL1(reader, key)).toBe('v2')
+    const [onPrimary, onReplica] = (
+      await Promise.all([primary, replica].map((server) => commandCalls(server, 'get')))
+    ).map((calls, index) => calls - (getsBefore[index] as number))
+    expect(onPrimary).toBe(0)
+    expect(onReplica).toBeGreaterThanOrEqual(2)
   })
-  it("createAgent on an application's replica-role Sentinel client opens its own connections on the primary", async () => {
+
+  it('gives replica-role and primary-role clients of one master an agent each, each filling where it reads', async () => {
+    const namespace = `sentinel-${randomBytes(4).toString('hex')}`
+    const options = sentinelOptions('mymaster', namespace)
+    const onPrimary = dropIn(options)
+    const onReplica = dropIn({ ...options, role: 'slave' })
+    await Promise.all([onPrimary.heatsink.ready(), onReplica.heatsink.ready()])
+    const reads = onPrimary.heatsink.stats().reads
+    await onReplica.get(`${namespace}:k`)
+    expect(onPrimary.heatsink.stats().reads).toBe(reads)
+  })
+
+  it("createAgent on an application's replica-role Sentinel client tracks on the replica, reports to the primary", async () => {
     const agentId = `wrapped-${randomBytes(4).toString('hex')}`
     const client = plain({ sentinels: deployment().sentinels, name: 'mymaster', role: 'slave' })
     const agent = createAgent({ redis: client, namespace: `sentinel-${agentId}`, agentId })
     try {
       await agent.ready()
-      const primary = await deployment().primary()
-      const admin = plain({ ...primary })
-      const names = ((await admin.client('LIST')) as string).match(
-        new RegExp(`name=heatsink:\\w+:${agentId}`, 'g'),
-      )
-      expect(names?.sort()).toEqual(
-        ['report', 'sub', 'track'].map((role) => `name=heatsink:${role}:${agentId}`),
-      )
+      const { primary, replica } = await servers()
+      expect(await agentConnections(primary, agentId)).toEqual(['report'])
+      expect(await agentConnections(replica, agentId)).toEqual(['sub', 'track'])
     } finally {
       await agent.close()
     }

@@ -32,8 +32,9 @@ function dropIn(namespace: string, port: number, fillTimeoutMs: number): Redis {
 }
 
 /**
- * Registers `keys` local_cache and waits until `on` has them so and the first one's prefill (a GET into the values
- * L1, made on promotion) is in: a prefill still in flight would be one more fill to abandon.
+ * Registers `keys` local_cache and waits until `on` has them so and the first one's prefill (its GET reply, made on
+ * promotion) is in: a prefill still in flight would be one more fill to abandon. The first key (a string) is then
+ * written again, so that the next read of it fills.
  */
 async function promote(
   on: Pick<Redis['heatsink'], 'mitigation' | 'stats'>,
@@ -46,6 +47,9 @@ async function promote(
     () => keys.every((key) => on.mitigation(key) === 'local_cache') && on.stats().l1Entries >= 1,
     'the promotion and its prefills',
   )
+  const first = keys[0] as string
+  await admin.set(first, (await admin.get(first)) ?? '')
+  await waitFor(() => on.stats().l1Entries === 0, 'the prefill invalidated')
 }
 
 describe('a fill whose tracking connection is lost', () => {
@@ -88,7 +92,7 @@ describe('a fill whose tracking connection is lost', () => {
     await waitFor(async () => (await client.get(key)) === 'next', 'the write after the reconnect', 1000)
   })
 
-  it('settles agent.get the same way (the values L1 of createAgent)', async () => {
+  it("settles agent.get the same way (createAgent's front door)", async () => {
     const namespace = testNamespace()
     const admin = plain()
     const agent = createAgent({ redis: redis().url, namespace, l1: { fillTimeoutMs: 60_000 } })

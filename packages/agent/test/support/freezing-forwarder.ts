@@ -1,4 +1,5 @@
-import { connect, createServer, type Server, type Socket } from 'node:net'
+import { connect, type Server, type Socket } from 'node:net'
+import { listenOnLoopback } from '@heatsink/test'
 
 /**
  * A TCP forwarder in front of a real Redis that can stall chosen connections without closing them, as a network
@@ -17,12 +18,9 @@ export class FreezingForwarder {
 
   /** Listens on a free loopback port; resolves with it. */
   async start(): Promise<number> {
-    const server = createServer((client) => this.#accept(client))
-    await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1' }, resolve))
+    const { server, port } = await listenOnLoopback((client) => this.#accept(client))
     this.#server = server
-    const address = server.address()
-    if (address === null || typeof address === 'string') throw new Error('no TCP address')
-    return address.port
+    return port
   }
 
   /** From now on, the server's bytes to connections whose client sent `marker` are held. */

@@ -8,7 +8,7 @@ import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
 import type { Agent } from '../../src/agent.js'
 import { createAgent } from '../../src/create-agent.js'
-import type { AgentLogger, AgentOptions } from '../../src/options.js'
+import type { AgentLogger, AgentOptions } from '../../src/options/agent-options.js'
 
 /** Promises and loaders a test settles when it chooses. */
 export { controlledLoader, deferred } from '@heatsink/stampede/testing'

@@ -2,13 +2,14 @@ import type { RegistryChange } from '@heatsink/protocol'
 import type { Command } from '../command.js'
 import { CliError, ExitCode } from '../exit-codes.js'
 import { duration, rate, timestamp } from '../format.js'
+import { isMissStorm, stormLine, type TimelineEvent, timeline } from './storm-line.js'
 
 const FOLLOW_INTERVAL_MS = 1000
 
 /** `heatsink events [--follow]`: the registry's changes, oldest first, one line each. */
 export const eventsCommand: Command = {
   name: 'events',
-  summary: 'print registry changes (promotions, demotions); --follow keeps printing new ones',
+  summary: 'print registry changes (promotions, demotions) and miss storms; --follow keeps printing new ones',
   usage: 'events [--follow] [--limit N]',
   options: { follow: { type: 'boolean', short: 'f' }, limit: { type: 'string', short: 'n' } },
   optionHelp: [
@@ -24,20 +25,26 @@ export const eventsCommand: Command = {
         ExitCode.usage,
       )
     }
-    const print = (events: RegistryChange[]) => {
-      // The API lists newest first; a log reads oldest first.
-      for (const event of [...events].reverse()) out(json ? JSON.stringify(event) : eventLine(event))
+    const print = (events: TimelineEvent[]) => {
+      for (const event of events) {
+        if (json) out(JSON.stringify(event))
+        else out(isMissStorm(event) ? stormLine(event) : eventLine(event))
+      }
     }
-    let { events } = await client.events(0, limit)
-    print(events)
+    let { events, missStorms = [] } = await client.events(0, limit)
+    // The two lists are limited apart; the newest `limit` of them together are printed.
+    print(timeline(events, missStorms).slice(-limit))
     if (values.follow !== true) return
     let last = events[0]?.version ?? 0
+    // Storm ids are '<ms>-<seq>'; '0-0' is before every one.
+    let lastStorm = missStorms[0]?.id ?? '0-0'
     while (!stop.requested) {
       await stop.pause(FOLLOW_INTERVAL_MS)
       if (stop.requested) break
-      ;({ events } = await client.events(last, 500))
-      print(events)
+      ;({ events, missStorms = [] } = await client.events(last, 500, lastStorm))
+      print(timeline(events, missStorms))
       last = events[0]?.version ?? last
+      lastStorm = missStorms[0]?.id ?? lastStorm
     }
   },
 }

@@ -1,9 +1,14 @@
+import type { NodesView } from '@heatsink/protocol'
 import { useEffect, useState } from 'preact/hooks'
 import { connectLive, type LiveView } from '../live-connection.js'
+import { usePolled } from '../use-polled.js'
 import { AgentsTable } from './agents-table.js'
 import { EventsTable } from './events-table.js'
 import { HotKeysTable } from './hot-keys-table.js'
 import { KeyPage } from './key-page.js'
+import { MissStormsTable } from './miss-storms-table.js'
+import { NodePage } from './node-page.js'
+import { NodesPanel } from './nodes-panel.js'
 import { PromoteForm } from './promote-form.js'
 import { RateCharts } from './rate-charts.js'
 import { parseRoute, type Route } from './routes.js'
@@ -25,6 +30,7 @@ export function App() {
 
   const { state, points } = view
   const lastWindow = points.at(-1)?.windowStart ?? 0
+  const nodes = usePolled<NodesView>(route.page === 'overview' ? 'nodes' : null, lastWindow)
   return (
     <>
       <header class="top">
@@ -54,10 +60,13 @@ export function App() {
         </main>
       ) : route.page === 'key' ? (
         <KeyPage keyName={route.key} state={state} version={lastWindow} />
+      ) : route.page === 'node' ? (
+        <NodePage node={route.node} version={lastWindow} />
       ) : (
         <main>
           <HotKeysTable hotkeys={state.hotkeys} now={Date.now()} />
           <RateCharts points={points} state={state} />
+          <NodesPanel view={nodes.data} error={nodes.error} />
           <section>
             <h2>Promote a key</h2>
             <PromoteForm />
@@ -65,6 +74,10 @@ export function App() {
           <section>
             <h2>Events</h2>
             <EventsTable events={state.events} />
+          </section>
+          <section>
+            <h2>Miss storms</h2>
+            <MissStormsTable storms={state.missStorms ?? []} />
           </section>
           <section>
             <h2>Agents ({state.agents.length})</h2>

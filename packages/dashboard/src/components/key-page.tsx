@@ -1,10 +1,11 @@
-import type { KeyStatsBody, LiveState, RegistryChange } from '@heatsink/protocol'
+import type { KeyStatsBody, LiveState, MissStorm, RegistryChange } from '@heatsink/protocol'
 import { useEffect, useState } from 'preact/hooks'
 import { demote, getJson, keyUrls } from '../api.js'
 import { percent, rate, times } from '../format.js'
 import { loadToken } from '../token.js'
 import { type AgentKeyStats, AgentStatsTable } from './agent-stats-table.js'
 import { EventsTable } from './events-table.js'
+import { MissStormsTable } from './miss-storms-table.js'
 import { PromoteForm } from './promote-form.js'
 import { type WriteStatus, WriteStatusLine } from './write-status.js'
 
@@ -12,6 +13,7 @@ interface KeyDetail {
   stats: KeyStatsBody | null
   agents: AgentKeyStats[]
   events: RegistryChange[]
+  missStorms: MissStorm[]
 }
 
 /** One key: its registry entry, live statistics overall and per agent, split shard counts, and its history. */
@@ -28,11 +30,16 @@ export function KeyPage({ keyName, state, version }: { keyName: string; state: L
     Promise.all([
       getJson<KeyStatsBody>(urls.stats),
       getJson<{ agents: AgentKeyStats[] }>(urls.agents),
-      getJson<{ events: RegistryChange[] }>(urls.events),
+      getJson<{ events: RegistryChange[]; missStorms?: MissStorm[] }>(urls.events),
     ]).then(
       ([stats, agents, events]) => {
         if (!current) return
-        setDetail({ stats, agents: agents?.agents ?? [], events: events?.events ?? [] })
+        setDetail({
+          stats,
+          agents: agents?.agents ?? [],
+          events: events?.events ?? [],
+          missStorms: events?.missStorms ?? [],
+        })
         setError(null)
       },
       (failure: Error) => current && setError(failure.message),
@@ -106,6 +113,15 @@ export function KeyPage({ keyName, state, version }: { keyName: string; state: L
                 <dd>{stats.splitKind ?? 'none: never split automatically'}</dd>
               </>
             ) : null}
+            {stats.watchAbortsPerSecond !== undefined ? (
+              <>
+                <dt>Transactions aborted by WATCH/s</dt>
+                <dd data-testid="write-contention" class={stats.contended ? 'flagged' : undefined}>
+                  {rate(stats.watchAbortsPerSecond)}
+                  {stats.contended ? ' · sustained write contention (see docs/operations.md)' : ''}
+                </dd>
+              </>
+            ) : null}
             {stats.splitShardCounts.length > 0 ? (
               <>
                 <dt>Requests per shard</dt>
@@ -123,6 +139,10 @@ export function KeyPage({ keyName, state, version }: { keyName: string; state: L
       <section>
         <h3>History</h3>
         <EventsTable events={detail?.events ?? []} showKey={false} />
+      </section>
+      <section>
+        <h3>Miss storms</h3>
+        <MissStormsTable storms={detail?.missStorms ?? []} showKey={false} />
       </section>
     </main>
   )

@@ -1,9 +1,9 @@
 import type { RegistryEntry } from '@heatsink/protocol'
 import type { Logger } from 'pino'
-import type { WindowCounters } from '../ingest/window-counters.js'
 import type { Detector } from './detector.js'
 import { isRegistryUnavailable, type RegistryPort } from './registry-port.js'
 import type { SplitFormsWatch } from './split-forms-watch.js'
+import type { WindowCounters } from './window-counters.js'
 
 export interface CooldownSweeperOptions {
   registry: RegistryPort
@@ -82,10 +82,12 @@ export class CooldownSweeper {
     await Promise.all(
       entries.map(async (entry, i) => {
         const coolSince = this.#coolSince.get(entry.key)
-        // Cool for the whole period, and promoted at least that long ago (a fresh promotion is not judged on
-        // windows from before it).
-        const coolFor = latest + windowMs - (coolSince ?? Number.POSITIVE_INFINITY)
-        if (coolFor < coolSeconds * 1000 || now() - entry.detectedAt < coolSeconds * 1000) return
+        // Cool for the whole period, counted only from the window the promotion was made in: a fresh promotion
+        // is not judged on windows from before it (a loaded replica can sweep a second after the promotion
+        // while its newest complete window still predates it).
+        const promotedWindow = Math.floor(entry.detectedAt / windowMs) * windowMs
+        const coolFor = latest + windowMs - Math.max(coolSince ?? Number.POSITIVE_INFINITY, promotedWindow)
+        if (coolFor < coolSeconds * 1000) return
         const rps = ((latestCounts[i]?.count ?? 0) * 1000) / windowMs
         const demoted = await registry.demote(entry.key, {
           actor: replicaId,

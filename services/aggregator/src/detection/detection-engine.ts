@@ -2,11 +2,15 @@ import type { HeatsinkNames } from '@heatsink/protocol'
 import type { Cluster, Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { AgentDirectory } from '../agents/agent-directory.js'
+import { ContentionCounters } from '../contention/contention-counters.js'
+import { type ContentionSettings, WriteContention } from '../contention/write-contention.js'
 import { reportAdmission } from '../ingest/report-admission.js'
 import { type ConsumerMetrics, type ReceivedReport, ReportConsumer } from '../ingest/report-consumer.js'
 import { ReportIngest, type ReportIngestOptions } from '../ingest/report-ingest.js'
-import { WindowCounters } from '../ingest/window-counters.js'
 import type { Metrics } from '../metrics.js'
+import type { KeyOwner } from '../storms/key-owner.js'
+import type { MissStormLog } from '../storms/miss-storm-log.js'
+import { type MissStormSettings, MissStormWatch, missStormFloor } from '../storms/miss-storm-watch.js'
 import { KeyStatsStore } from '../traffic/key-stats-store.js'
 import { RedisTrafficReader } from '../traffic/redis-traffic-reader.js'
 import { SketchErrors } from '../traffic/sketch-errors.js'
@@ -17,6 +21,7 @@ import type { MitigationPolicyOptions } from './mitigation-policy.js'
 import { RecentForms } from './recent-forms.js'
 import type { RegistryPort } from './registry-port.js'
 import { SplitFormsWatch } from './split-forms-watch.js'
+import { WindowCounters } from './window-counters.js'
 
 /** Thresholds and timing of detection. */
 export interface DetectionSettings {
@@ -32,6 +37,10 @@ export interface DetectionSettings {
   maxClockSkewMs: number
   /** A report stream read loop failing for longer than this makes checkIngest() throw. */
   ingestStallMs: number
+  /** When a key's misses are a storm. */
+  missStorm: MissStormSettings
+  /** When a key's write contention is sustained. */
+  contention: ContentionSettings
 }
 
 export interface DetectionEngineOptions {
@@ -43,6 +52,8 @@ export interface DetectionEngineOptions {
   now: () => number
   /** Signs the detection tuning published to agents (HEATSINK_REGISTRY_KEY). */
   registryKey?: string | null
+  /** Where miss storms are logged, and who owns a key; without them no storm is watched for. */
+  missStorms?: { log: MissStormLog; owner: KeyOwner }
   log: Logger
   metrics: ConsumerMetrics &
     ReportIngestOptions['metrics'] &
@@ -53,12 +64,15 @@ export interface DetectionEngineOptions {
       | 'sketchOverBound'
       | 'sketchMeanRelativeError'
       | 'sketchMaxRelativeError'
+      | 'missStorms'
+      | 'reportFieldsSetAside'
     >
 }
 
 /**
  * Everything one replica does to detect hot keys: read reports, sum them cluster-wide, promote on crossing,
- * demote after cooling down. Stateless apart from caches: any number of replicas run it side by side.
+ * demote after cooling down. Stateless apart from caches: any number of replicas run it side by side. When a key
+ * turns hot is hot-key-rule.ts's (with applyReport-1.lua and applyRates-1.lua beside it); this wires the parts.
  */
 export class DetectionEngine {
   readonly counters: WindowCounters
@@ -69,6 +83,8 @@ export class DetectionEngine {
   readonly keyStats: KeyStatsStore
   /** The agents whose reports arrive, for GET /agents and the dashboard. */
   readonly agents: AgentDirectory
+  /** Transactions aborted by WATCH per key, for GET /hotkeys/{key}/stats. */
+  readonly contention: WriteContention
   readonly #consumer: ReportConsumer
   readonly #sweeper: CooldownSweeper
   readonly #options: DetectionEngineOptions
@@ -87,6 +103,9 @@ export class DetectionEngine {
       windowMs: settings.windowMs,
       hotRps: settings.hotRps,
       retainMs: Math.max(60_000, settings.coolSeconds * 1000 + 10 * settings.windowMs),
+      ...(options.missStorms === undefined
+        ? {}
+        : { missFloor: missStormFloor(settings.missStorm, settings.windowMs) }),
     })
     const stats = new KeyStatsStore(redis, names)
     const sketchErrors = new SketchErrors(redis, names, {
@@ -124,7 +143,37 @@ export class DetectionEngine {
       now,
       registryKey: options.registryKey ?? null,
     })
+    const storms =
+      options.missStorms === undefined
+        ? undefined
+        : new MissStormWatch({
+            redis,
+            markerKey: names.missStormMarkerKey,
+            counters: this.counters,
+            registry,
+            log: options.missStorms.log,
+            owner: options.missStorms.owner,
+            settings: settings.missStorm,
+            windowMs: settings.windowMs,
+            replicaId,
+            now,
+            raised: metrics.missStorms,
+            logger: log,
+          })
+    this.contention = new WriteContention({
+      counters: new ContentionCounters(redis, {
+        names,
+        shards: settings.counterShards,
+        retainMs: Math.max(60_000, settings.coolSeconds * 1000 + 10 * settings.windowMs),
+      }),
+      settings: settings.contention,
+      windowMs: settings.windowMs,
+      latestCompleteWindow: () => this.traffic.latestCompleteWindow(),
+      setAside: { inc: () => metrics.reportFieldsSetAside.inc({ field: 'watchAborts' }) },
+      log,
+    })
     const ingest = new ReportIngest({
+      watchers: storms === undefined ? [this.contention] : [storms, this.contention],
       counters: this.counters,
       stats,
       sketchErrors,
@@ -210,5 +259,25 @@ export class DetectionEngine {
     }, ms)
     timer.unref()
     this.#timers.push(timer)
+  }
+}
+
+/** The replica's metrics the detection engine updates. */
+export function detectionMetrics(metrics: Metrics): DetectionEngineOptions['metrics'] {
+  return {
+    claimed: metrics.ingestClaimed,
+    deadLettered: metrics.deadLetters,
+    groupRecreated: metrics.ingestGroupRecreated,
+    reports: metrics.ingestReports,
+    entries: metrics.ingestEntries,
+    stale: metrics.ingestStale,
+    reportLag: metrics.reportLag,
+    promotionsAbandoned: metrics.promotionsAbandoned,
+    sketchSampledKeys: metrics.sketchSampledKeys,
+    sketchOverBound: metrics.sketchOverBound,
+    sketchMeanRelativeError: metrics.sketchMeanRelativeError,
+    sketchMaxRelativeError: metrics.sketchMaxRelativeError,
+    missStorms: metrics.missStorms,
+    reportFieldsSetAside: metrics.reportFieldsSetAside,
   }
 }

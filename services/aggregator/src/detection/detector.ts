@@ -1,7 +1,7 @@
 import { formNames, splitKindOf } from '@heatsink/commands'
 import type { Logger } from 'pino'
 import type { Counter } from 'prom-client'
-import type { Crossing } from '../ingest/window-counters.js'
+import type { Crossing } from './hot-key-rule.js'
 import { chooseMitigation, isWriteHot, type MitigationPolicyOptions } from './mitigation-policy.js'
 import type { RecentForms } from './recent-forms.js'
 import { isRegistryUnavailable, type PromotionRequest, type RegistryPort } from './registry-port.js'

@@ -7,7 +7,8 @@ import {
   WIRE_VERSION,
 } from '@heatsink/protocol'
 import type { Cluster, Redis } from 'ioredis'
-import type { Crossing, FleetReporting, WindowCounters } from '../ingest/window-counters.js'
+import type { Crossing, FleetReporting } from './hot-key-rule.js'
+import type { WindowCounters } from './window-counters.js'
 
 /** How many windows agents keep reporting a watched key after the message that named it. */
 export const WATCH_WINDOWS = 5
@@ -33,7 +34,7 @@ export interface FleetTunerOptions {
 }
 
 /**
- * Makes detection independent of how thinly a hot key is spread over the fleet (issue: with 50 agents and a
+ * Makes detection independent of how thinly a hot key is spread over the fleet (with 50 agents and a
  * fixed report floor, a key hot cluster-wide but seen 5 times per agent fell below every agent's floor and out of
  * every top K, and was missed). Two steps, the distributed top-k of TPUT (Cao and Wang, 2004):
  *

@@ -78,7 +78,10 @@ export function chooseMitigation(
   return { mitigation: 'local_cache', splitFactor: 1 }
 }
 
-/** The write rate over per-node capacity, rounded up to a power of two (seed 001), at least 2, capped. */
+/**
+ * The write rate over per-node capacity, rounded up to a power of two (so a shard is picked by masking a hash), at
+ * least 2 (a split factor of 1 relieves nothing), capped.
+ */
 export function splitFactorFor(shape: TrafficShape, options: MitigationPolicyOptions): number {
   const writesPerSecond = (shape.writes * 1000) / shape.windowMs
   const needed = Math.max(2, Math.ceil(writesPerSecond / options.splitWriteCapacity))

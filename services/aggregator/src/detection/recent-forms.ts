@@ -1,4 +1,4 @@
-import type { WindowCounters } from '../ingest/window-counters.js'
+import type { WindowCounters } from './window-counters.js'
 
 /**
  * How many windows back the command forms seen on a key are remembered when judging whether it may be split: a

@@ -10,11 +10,13 @@ import Fastify, {
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod'
 import type { Logger } from 'pino'
 import type { AgentDirectory } from '../agents/agent-directory.js'
+import type { KeyContention } from '../contention/write-contention.js'
 import { InvalidRegistryInputError, KeyHashCollisionError, RegistryUnavailableError } from '../errors.js'
 import type { LiveFeed } from '../live/live-feed.js'
 import type { Metrics } from '../metrics.js'
 import type { EventLog } from '../registry/event-log.js'
 import type { RegistryService } from '../registry/registry-service.js'
+import type { MissStormLog } from '../storms/miss-storm-log.js'
 import type { KeyStatsStore } from '../traffic/key-stats-store.js'
 import type { TrafficReader } from '../traffic-reader.js'
 import { drainOnClose } from './connection-drain.js'
@@ -22,6 +24,7 @@ import { dashboardAssets, dashboardDir } from './dashboard-assets.js'
 import { hotkeyRoutes } from './hotkey-routes.js'
 import { insightRoutes } from './insight-routes.js'
 import { liveRoute } from './live-route.js'
+import { type NodeRoutesOptions, nodeRoutes } from './node-routes.js'
 import { openApiOptions } from './openapi.js'
 import { opsRoutes, type ReadinessProbe } from './ops-routes.js'
 import { replyError } from './reply-error.js'
@@ -48,6 +51,8 @@ export interface ApiOptions {
   readonly closeTimeoutMs?: number
   /** The operators' views: the dashboard at `/`, GET /live, /agents, /events and /hotkeys/{key}/agents. */
   readonly operators?: OperatorViews
+  /** Write contention per key, for GET /hotkeys/{key}/stats; without it the stats say none. */
+  readonly contention?: { of(key: string): Promise<KeyContention> }
 }
 
 /** What the dashboard and the operators' read routes are served from. */
@@ -55,7 +60,11 @@ export interface OperatorViews {
   readonly feed: LiveFeed
   readonly agents: AgentDirectory
   readonly events: EventLog
+  /** The miss storms raised, listed with the events; without it GET /events lists none. */
+  readonly missStorms?: MissStormLog
   readonly keyStats: KeyStatsStore
+  /** GET /nodes and /nodes/{node}: the Redis nodes' load, as the metrics reporter samples it. */
+  readonly nodes?: NodeRoutesOptions
   /** The built dashboard's directory; default: found next to @heatsink/dashboard's package.json. */
   readonly dashboardDir?: string | null
 }
@@ -117,11 +126,18 @@ export function buildApi(options: ApiOptions): ApiServer {
     registry: options.registry,
     traffic: options.traffic,
     apiToken: options.apiToken,
+    ...(options.contention === undefined ? {} : { contention: options.contention }),
   })
   if (options.operators !== undefined) {
-    const { feed, agents, events, keyStats } = options.operators
-    app.register(insightRoutes, { agents, events, keyStats })
+    const { feed, agents, events, missStorms, keyStats } = options.operators
+    app.register(insightRoutes, {
+      agents,
+      events,
+      keyStats,
+      ...(missStorms === undefined ? {} : { missStorms }),
+    })
     app.register(liveRoute, { feed })
+    if (options.operators.nodes !== undefined) app.register(nodeRoutes, options.operators.nodes)
     app.register(dashboardAssets, { dir: options.operators.dashboardDir ?? dashboardDir() })
   }
   app.register(opsRoutes, {

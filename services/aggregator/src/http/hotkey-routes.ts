@@ -2,6 +2,7 @@ import type { RegistryEntry } from '@heatsink/protocol'
 import type { FastifyBaseLogger } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
+import type { KeyContention } from '../contention/write-contention.js'
 import type { RegistryService } from '../registry/registry-service.js'
 import type { TrafficReader } from '../traffic-reader.js'
 import { bearerAuth } from './bearer-auth.js'
@@ -23,7 +24,11 @@ export interface HotkeyRoutesOptions {
   readonly traffic: TrafficReader
   /** When set, POST and DELETE need `Authorization: Bearer <token>`. */
   readonly apiToken: string | null
+  /** Transactions aborted by WATCH per key; without it the stats say none. */
+  readonly contention?: { of(key: string): Promise<KeyContention> }
 }
+
+const NO_CONTENTION: KeyContention = { watchAbortsPerSecond: 0, contended: false }
 
 const ACTOR = 'api'
 const tags = ['hotkeys']
@@ -153,8 +158,11 @@ export const hotkeyRoutes: FastifyPluginAsyncZod<HotkeyRoutesOptions> = async (a
     },
     async (request, reply) => {
       const { key } = request.params
-      const stats = await traffic.keyStats(key)
-      if (stats === undefined && !(await registry.known(key))) {
+      const [stats, contention] = await Promise.all([
+        traffic.keyStats(key),
+        options.contention?.of(key) ?? NO_CONTENTION,
+      ])
+      if (stats === undefined && contention.watchAbortsPerSecond === 0 && !(await registry.known(key))) {
         return replyError(reply, 404, `key ${JSON.stringify(key)} has never been seen by the control plane`)
       }
       return {
@@ -168,6 +176,8 @@ export const hotkeyRoutes: FastifyPluginAsyncZod<HotkeyRoutesOptions> = async (a
         sketchError: stats?.sketchError ?? null,
         commandForms: stats?.commandForms ?? [],
         splitKind: stats?.splitKind ?? null,
+        watchAbortsPerSecond: contention.watchAbortsPerSecond,
+        contended: contention.contended,
       }
     },
   )

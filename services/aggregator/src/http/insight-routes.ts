@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import type { AgentDirectory } from '../agents/agent-directory.js'
 import type { EventLog } from '../registry/event-log.js'
+import type { MissStormLog } from '../storms/miss-storm-log.js'
 import type { KeyStatsStore } from '../traffic/key-stats-store.js'
 import { AgentList, EventList, EventsQuery, KeyAgentsResponse } from './insight-schemas.js'
 import { PUBLIC } from './openapi.js'
@@ -10,6 +11,7 @@ import { answers, KeyParams } from './schemas.js'
 export interface InsightRoutesOptions {
   readonly agents: AgentDirectory
   readonly events: EventLog
+  readonly missStorms?: MissStormLog
   readonly keyStats: KeyStatsStore
 }
 
@@ -37,21 +39,28 @@ export const insightRoutes: FastifyPluginAsyncZod<InsightRoutesOptions> = async 
       schema: {
         tags,
         operationId: 'listRegistryEvents',
-        summary: 'Registry changes (promotions, updates, demotions), newest first',
+        summary: 'Registry changes (promotions, updates, demotions) and miss storms, newest first',
         querystring: EventsQuery,
         security: PUBLIC,
         response: { 200: EventList, 400: answers.invalid, 503: answers.registryUnavailable },
       },
     },
     async (request) => {
-      const { after, key, limit } = request.query
-      return {
-        events: await options.events.recent({
-          ...(after === undefined ? {} : { afterVersion: after }),
-          ...(key === undefined ? {} : { key }),
-          ...(limit === undefined ? {} : { limit }),
-        }),
-      }
+      const { after, key, limit, stormsAfter } = request.query
+      const filters = { ...(key === undefined ? {} : { key }), ...(limit === undefined ? {} : { limit }) }
+      // A follower that passes `after` but not `stormsAfter` predates storms: listing them again on every poll
+      // would repeat them, so it gets none.
+      const listStorms = stormsAfter !== undefined || after === undefined || after === 0
+      const [events, missStorms] = await Promise.all([
+        options.events.recent({ ...(after === undefined ? {} : { afterVersion: after }), ...filters }),
+        listStorms && options.missStorms !== undefined
+          ? options.missStorms.recent({
+              ...(stormsAfter === undefined ? {} : { afterId: stormsAfter }),
+              ...filters,
+            })
+          : [],
+      ])
+      return { events, missStorms }
     },
   )
 

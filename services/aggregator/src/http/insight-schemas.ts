@@ -39,6 +39,14 @@ export const EventsQuery = z.strictObject(
       .optional()
       .describe('Only events above this registry version (follow the log by passing the last one seen)'),
     key: z.string().min(1, 'must not be empty').optional().describe("Only this key's events"),
+    stormsAfter: z
+      .string()
+      .regex(/^\d+-\d+$/, 'must be a miss storm id (<ms>-<seq>)')
+      .optional()
+      .describe(
+        'Only miss storms after this id (follow them by passing the last one seen). Without it, storms are listed ' +
+          'only when `after` is absent or 0, so a follower that knows nothing of storms is not sent them again',
+      ),
     limit: z.coerce
       .number({ error: `must be an integer from 1 to ${MAX_EVENTS}` })
       .int(`must be an integer from 1 to ${MAX_EVENTS}`)
@@ -72,8 +80,29 @@ export const RegistryChangeSchema = z.object({
     .describe('From the reports first showing the key hot to the write'),
 })
 
+/** One miss storm (see MissStorm in @heatsink/protocol). */
+export const MissStormSchema = z.object({
+  id: z.string().describe('Increasing; pass the last one seen as `stormsAfter` to follow'),
+  type: z.literal('miss_storm'),
+  key: z.string(),
+  node: z
+    .string()
+    .nullable()
+    .describe("host:port of the Redis owning the key (a Cluster: its slot's master)"),
+  missesPerSecond: z.number().describe('Cluster-wide misses per second in the window that raised it'),
+  baselinePerSecond: z.number().describe('Mean misses per second over the windows before'),
+  action: z
+    .enum(['coalesce_applied', 'already_mitigated', 'promotion_failed'])
+    .describe('What Heatsink did: coalesce applied to a key not yet mitigated, or nothing'),
+  mitigation: Mitigation.nullable().describe("The key's mitigation after the action"),
+  at: z.int().describe('Epoch ms when it was raised'),
+})
+
 /** Body of GET /events. */
-export const EventList = z.object({ events: z.array(RegistryChangeSchema).describe('Newest first') })
+export const EventList = z.object({
+  events: z.array(RegistryChangeSchema).describe('Newest first'),
+  missStorms: z.array(MissStormSchema).describe('Newest first; the same query filters them'),
+})
 
 /** One agent's latest window of statistics for a key. */
 export const AgentKeyStats = z.object({

@@ -121,6 +121,19 @@ export const KeyStatsResponse = z.object({
       'The one split kind every reported form belongs to; null when none does (or nothing was reported): such ' +
         'a key is never split automatically, and an automatic split of it is demoted',
     ),
+  watchAbortsPerSecond: z
+    .number()
+    .min(0)
+    .describe(
+      'Transactions watching the key that were aborted (EXEC answered nil: another client wrote a watched key ' +
+        'first), per second cluster-wide, in the latest complete window, as agents and proxies counted them',
+    ),
+  contended: z
+    .boolean()
+    .describe(
+      'Sustained write contention: at least HEATSINK_CONTENTION_ABORTS_RPS aborted transactions a second in each ' +
+        'of the last HEATSINK_CONTENTION_WINDOWS complete windows',
+    ),
 })
 
 /** Fastify's error shape, one named schema (`Error`) in the OpenAPI document. */

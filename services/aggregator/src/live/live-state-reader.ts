@@ -1,8 +1,9 @@
 import type { LiveHotKey, LiveState, RatePoint, RegistryEntry } from '@heatsink/protocol'
 import type { AgentDirectory } from '../agents/agent-directory.js'
-import type { WindowCounters } from '../ingest/window-counters.js'
+import type { WindowCounters } from '../detection/window-counters.js'
 import type { EventLog } from '../registry/event-log.js'
 import type { RegistryService } from '../registry/registry-service.js'
+import type { MissStormLog } from '../storms/miss-storm-log.js'
 import type { KeyStatsStore } from '../traffic/key-stats-store.js'
 import type { KeyStats, TrafficReader } from '../traffic-reader.js'
 
@@ -12,6 +13,8 @@ const LIVE_EVENTS = 30
 export interface LiveStateReaderOptions {
   registry: RegistryService
   events: EventLog
+  /** The miss storms raised; without it the state lists none. */
+  missStorms?: MissStormLog
   agents: AgentDirectory
   traffic: TrafficReader
   /** Each agent's latest statistics per hot key, for the reads they answered without Redis. */
@@ -35,10 +38,12 @@ export class LiveStateReader {
 
   /** The registry, each hot key's statistics, the latest events and the agents, as of now. */
   async state(): Promise<LiveState & { absorbedReadsPerSecond: number }> {
-    const { registry, events, agents, traffic, hotRps, coolRps, windowMs, writesNeedToken } = this.#options
-    const [snapshot, recent, agentList, rates] = await Promise.all([
+    const { registry, events, missStorms, agents, traffic, hotRps, coolRps, windowMs, writesNeedToken } =
+      this.#options
+    const [snapshot, recent, storms, agentList, rates] = await Promise.all([
       registry.snapshot(),
       events.recent({ limit: LIVE_EVENTS }),
+      missStorms?.recent({ limit: LIVE_EVENTS }) ?? [],
       agents.list(),
       events.promotionRates(),
     ])
@@ -58,6 +63,7 @@ export class LiveStateReader {
         toLiveHotKey(entry, stats.get(entry.key), rates.get(entry.key)),
       ),
       events: recent,
+      missStorms: storms,
       agents: agentList,
       absorbedReadsPerSecond,
     }

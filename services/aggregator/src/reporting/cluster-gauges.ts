@@ -1,4 +1,4 @@
-import { Mitigation, type RegistryEntry } from '@heatsink/protocol'
+import { type AgentStatus, Mitigation, type RegistryEntry } from '@heatsink/protocol'
 import type { Cluster, Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { Gauge, type Registry } from 'prom-client'
@@ -12,6 +12,8 @@ export interface ClusterGaugeSources {
   readonly redis: Redis | Cluster
   readonly reportStreams: readonly string[]
   readonly consumerGroup: string
+  /** The agents heard from (AgentDirectory); without it heatsink_agents is not exported. */
+  readonly agents?: { list(): Promise<AgentStatus[]> }
   readonly log?: Logger
 }
 
@@ -81,6 +83,22 @@ export function registerClusterGauges(registry: Registry, sources: ClusterGaugeS
     'Report stream entries not yet delivered to any replica (XINFO GROUPS lag); exported by the metrics reporter only',
     (found) => found.backlog,
   )
+  const agentSource = sources.agents
+  if (agentSource !== undefined) {
+    const agents: Gauge<'state'> = new Gauge({
+      name: 'heatsink_agents',
+      help: 'Agents heard from in the last ten minutes, by state: reporting, or stale (no report for three windows); exported by the metrics reporter only',
+      labelNames: ['state'],
+      registers,
+      collect: () =>
+        whenReporting(agents, 'heatsink_agents', async () => {
+          const listed = await agentSource.list()
+          const stale = listed.filter((agent) => agent.stale).length
+          agents.set({ state: 'stale' }, stale)
+          agents.set({ state: 'reporting' }, listed.length - stale)
+        }),
+    })
+  }
   streamGauge(
     'heatsink_report_stream_pending',
     'Report stream entries delivered to a replica and not yet acknowledged (XPENDING); exported by the metrics reporter only',

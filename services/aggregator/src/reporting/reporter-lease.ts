@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
+import { claimLease, releaseLease } from '@heatsink/redis-script'
 import type { Cluster, Redis } from 'ioredis'
 import type { Logger } from 'pino'
-import { aggregatorScripts } from '../lua/scripts.js'
 import { Ticker } from '../ticker.js'
 
 /** Options of ReporterLease. */
@@ -57,8 +57,7 @@ export class ReporterLease {
     const askedAt = performance.now()
     const wasHeld = this.held
     try {
-      const held =
-        (await aggregatorScripts.claimLease(this.#redis, this.#key, this.#holder, this.#ttlMs)) === 1
+      const held = await claimLease(this.#redis, this.#key, this.#holder, this.#ttlMs)
       // Counted from before the request: Redis may have set the expiry a round trip earlier than we heard.
       this.#heldUntil = held ? askedAt + this.#ttlMs : 0
     } catch (error) {
@@ -88,7 +87,7 @@ export class ReporterLease {
     await this.#ticker.stop()
     if (!this.held) return
     this.#heldUntil = 0
-    await aggregatorScripts.releaseLease(this.#redis, this.#key, this.#holder).catch((error: unknown) => {
+    await releaseLease(this.#redis, this.#key, this.#holder).catch((error: unknown) => {
       this.#log?.warn({ err: error }, 'releasing the metrics reporter lease failed; it expires by itself')
     })
   }

@@ -1,6 +1,6 @@
 import { formNames, splitKindOf } from '@heatsink/commands'
 import type { RecentForms } from '../detection/recent-forms.js'
-import type { WindowCounters } from '../ingest/window-counters.js'
+import type { WindowCounters } from '../detection/window-counters.js'
 import type { KeyStats, TrafficReader } from '../traffic-reader.js'
 import type { KeyStatsStore, StoredKeyStats } from './key-stats-store.js'
 import type { SketchErrors } from './sketch-errors.js'
@@ -47,7 +47,7 @@ export class RedisTrafficReader implements TrafficReader {
     const sum = (
       field: keyof Pick<
         StoredKeyStats,
-        'l1Hits' | 'l1Misses' | 'misses' | 'coalescedWaiters' | 'upstreamLoads'
+        'l1Hits' | 'l1Misses' | 'l1Fills' | 'misses' | 'coalescedWaiters' | 'upstreamLoads'
       >,
     ) => recent.reduce((total, s) => total + (s[field] ?? 0), 0)
     const l1Hits = sum('l1Hits')
@@ -63,6 +63,7 @@ export class RedisTrafficReader implements TrafficReader {
       requestsPerSecond: requestsPerSecond ?? 0,
       hitRate: lookups === 0 ? null : Math.max(0, lookups - sum('misses')) / lookups,
       localCacheHitRatio: lookups === 0 ? null : l1Hits / lookups,
+      localCacheAbsorbedRatio: lookups === 0 ? null : 1 - Math.min(lookups, sum('l1Fills')) / lookups,
       coalesceCollapseRatio: loads === 0 ? null : (sum('coalescedWaiters') + loads) / loads,
       splitShardCounts,
       sketchError: (await this.#options.sketchErrors?.read(key, oldest)) ?? null,

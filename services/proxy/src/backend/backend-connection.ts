@@ -1,8 +1,9 @@
 import type { Socket } from 'node:net'
 import { connect as connectTls } from 'node:tls'
 import Denque from 'denque'
-import { BackendLostError } from '../errors.js'
+import { BackendLostError, BackendUnreachableError } from '../errors.js'
 import { JoinedWrites } from '../joined-writes.js'
+import { bufferView } from '../resp/buffer-view.js'
 import { ReplyScanner } from '../resp/reply-scanner.js'
 import { encodeRequest } from '../resp/request-parser.js'
 import { type ChunkReceiver, connectReading, receiveReads } from '../shared-read-buffer.js'
@@ -28,6 +29,7 @@ export class BackendConnection implements ChunkReceiver {
   #tunnelTo: ((chunk: Buffer) => void) | undefined
   #failure: Error | undefined
   #closedByProxy = false
+  #connected = false
   // The last chunk ended inside a reply: the next one starts with that reply's rest, not a new reply.
   #midReply = false
   readonly #onReadonly: (() => void) | undefined
@@ -51,6 +53,9 @@ export class BackendConnection implements ChunkReceiver {
     this.#requests = new JoinedWrites(socket, setImmediate)
     socket.setNoDelay(true)
     receiveReads(socket, this)
+    socket.once('connect', () => {
+      this.#connected = true
+    })
     socket.on('error', (error) => this.#fail(error))
     socket.on('close', () => this.#fail(new Error('connection closed')))
     if (address.password !== undefined) {
@@ -168,7 +173,7 @@ export class BackendConnection implements ChunkReceiver {
       ) {
         this.#onReadonly()
       }
-      sink.data(end === -1 ? (from === 0 ? chunk : chunk.subarray(from)) : chunk.subarray(from, end))
+      sink.data(end === -1 ? (from === 0 ? chunk : chunk.subarray(from)) : bufferView(chunk, from, end))
       this.#midReply = end === -1
       if (end === -1) {
         // A large reply to a slow reader: the replies behind it on this connection wait for it anyway.
@@ -196,12 +201,10 @@ export class BackendConnection implements ChunkReceiver {
   }
 
   #lostError(): BackendLostError {
-    return new BackendLostError(
-      `ERR heatsink proxy: connection to redis lost (${this.#failure?.message ?? 'closed'})`,
-      {
-        cause: this.#failure,
-      },
-    )
+    const Lost = this.#connected || this.#closedByProxy ? BackendLostError : BackendUnreachableError
+    return new Lost(`ERR heatsink proxy: connection to redis lost (${this.#failure?.message ?? 'closed'})`, {
+      cause: this.#failure,
+    })
   }
 }
 

@@ -1,5 +1,7 @@
 import type { BackendAddress } from './backend-address.js'
 import { BackendConnection } from './backend-connection.js'
+import { HeldRequests } from './held-requests.js'
+import type { ReplySink } from './reply-sink.js'
 
 /**
  * The backend connections: a few shared ones that many clients' requests are multiplexed onto (a client stays on
@@ -15,6 +17,8 @@ export class BackendPool {
   readonly #dedicated = new Set<BackendConnection>()
   readonly #onLatency: ((seconds: number) => void) | undefined
   readonly #onTrouble: (() => void) | undefined
+  readonly #held = new HeldRequests()
+  #isHeld: () => boolean = () => false
   #closed = false
 
   /** `onTrouble`: a connection was lost or Redis answered READONLY (a primary that may have been replaced). */
@@ -34,6 +38,28 @@ export class BackendPool {
   /** How many shared connections there are; a client picks one by its id. */
   get sharedCount(): number {
     return this.#shared.length
+  }
+
+  /**
+   * Holds requests for shared connections while `isHeld()` (a Sentinel backend has no primary that answers), until
+   * release() (see HeldRequests).
+   */
+  holdWhile(isHeld: () => boolean): void {
+    this.#isHeld = isHeld
+  }
+
+  /** A primary answers again: the requests held go out, in order, before any later one. */
+  release(): void {
+    this.#held.release()
+  }
+
+  /** Sends a request on shared connection `index`, or holds it while no primary answers. */
+  send(index: number, resp3: boolean, bytes: Buffer, sink: ReplySink): void {
+    if (!this.#closed && (this.#held.size > 0 || this.#isHeld())) {
+      this.#held.hold(sink, () => this.shared(index, resp3).send(bytes, sink))
+      return
+    }
+    this.shared(index, resp3).send(bytes, sink)
   }
 
   /** Shared connection `index` (of the RESP3 ones when `resp3`), opened or reopened when needed. */
@@ -99,6 +125,7 @@ export class BackendPool {
   close(): void {
     if (this.#closed) return
     this.#closed = true
+    this.#held.failAll(new Error('ERR heatsink proxy: closing'))
     this.#closeAll()
   }
 

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net'
 import type { ConnectionOptions } from 'node:tls'
+import { FollowingRedis } from '@heatsink/agent'
 import {
   InvalidRedisUrlError,
   keepSocketErrorsHandled,
@@ -9,7 +10,6 @@ import {
 import type { Redis, RedisOptions } from 'ioredis'
 import { BackendAddressError } from '../errors.js'
 import type { BackendAddress } from './backend-address.js'
-import { FollowingRedis } from './following-redis.js'
 import { type NodeAddress, SentinelPrimary } from './sentinel-primary.js'
 
 /** What a Sentinel backend takes of the proxy's options. */
@@ -81,6 +81,11 @@ export class SentinelBackend {
       this.#address = this.#addressOf(primary)
       onSwitch(this.#address, this.#primary.nodeOptions(primary))
     }
+  }
+
+  /** Calls `onReachable` each time a primary answers again after trouble or a switch. */
+  whenReachable(onReachable: () => void): void {
+    this.#primary.onReachable = onReachable
   }
 
   /** A new ioredis client of the primary that follows it: the agent's. */

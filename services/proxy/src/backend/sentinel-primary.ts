@@ -34,6 +34,8 @@ export class SentinelPrimary {
   #closed = false
   /** Called with the new primary each time it changes (not for the first one, which start() returns). */
   onSwitch: (primary: NodeAddress) => void = () => {}
+  /** Called each time a search ends with a primary that answers (after onSwitch when it changed). */
+  onReachable: () => void = () => {}
 
   constructor(options: SentinelPrimaryOptions) {
     this.#options = options
@@ -96,6 +98,7 @@ export class SentinelPrimary {
         this.#current = found
         if (previous?.host !== found.host || previous.port !== found.port) this.onSwitch(found)
         this.#reachable = true
+        this.onReachable()
         return
       }
       await delay(this.#options.retryMs ?? 100)

@@ -11,8 +11,11 @@ export interface ClientCommandHost {
   /** Every client connection of this proxy process. */
   readonly clients: Iterable<ProxyClient>
   reply(bytes: Buffer): void
-  /** Sends `argv` to Redis in this client's order and relays Redis's reply. */
-  forward(argv: readonly (Buffer | string)[]): void
+  /**
+   * Sends `argv` to Redis once it settles and relays Redis's reply, in this client's order of replies; an argv
+   * that settles undefined is answered 0.
+   */
+  forward(argv: Promise<readonly (Buffer | string)[] | undefined>): void
 }
 
 /**
@@ -173,7 +176,7 @@ function kill(host: ClientCommandHost, target: ProxyClient, reply: Buffer): void
 // CLIENT UNBLOCK id [TIMEOUT|ERROR]: Redis unblocks the client's own backend connection, where it is blocked.
 function clientUnblock(host: ClientCommandHost, args: readonly Buffer[]): void {
   if (args.length !== 2 && args.length !== 3) {
-    host.forward(['CLIENT', ...args])
+    host.forward(Promise.resolve(['CLIENT', ...args]))
     return
   }
   const id = integer(args[1] as Buffer)
@@ -187,9 +190,21 @@ function clientUnblock(host: ClientCommandHost, args: readonly Buffer[]): void {
     return
   }
   const target = [...host.clients].find((client) => client.id === id)
-  const backendId = target?.info().blocked === true ? target.backendId : undefined
-  if (backendId === undefined || backendId === 0) host.reply(ZERO)
-  else host.forward(['CLIENT', 'UNBLOCK', String(backendId), ...(mode === undefined ? [] : [mode])])
+  if (target?.info().blocked !== true) {
+    host.reply(ZERO)
+    return
+  }
+  // Redis may already list the client as blocked while its CLIENT ID's answer is still on the way to the proxy
+  // (a loaded proxy reads the unblocking client first): the UNBLOCK waits for the id rather than answering 0.
+  host.forward(
+    target
+      .backendId()
+      .then((backendId) =>
+        backendId === undefined || backendId === 0
+          ? undefined
+          : ['CLIENT', 'UNBLOCK', String(backendId), ...(mode === undefined ? [] : [mode])],
+      ),
+  )
 }
 
 /** CLIENT REPLY's modes. */

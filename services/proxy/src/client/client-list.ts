@@ -21,8 +21,11 @@ export interface ClientInfo {
 export interface ProxyClient {
   readonly id: number
   info(): ClientInfo
-  /** The Redis id of the client's own backend connection, when it has one (a blocked client does). */
-  readonly backendId: number | undefined
+  /**
+   * The Redis id of the client's own backend connection, when it has one (a blocked client does); it settles once
+   * Redis has answered the CLIENT ID sent ahead of the client's first blocking command.
+   */
+  backendId(): Promise<number | undefined>
   /** Closes the connection (CLIENT KILL), after `reply` when the client killed itself. */
   kill(reply?: Buffer): void
 }

@@ -1,10 +1,17 @@
+// Longer than 300 lines: one client connection's state machine (which backend connection it is on, MULTI,
+// tunnels, held requests, reply order) is read and changed by every request on the hot path; split into classes
+// each request would cross several objects and the state's invariants would span files. Its separable concepts live
+// beside it: connection commands (connection-commands.ts), the shared route (shared-route.ts), reply sinks
+// (routed-sinks.ts), blocking requests (blocking-requests.ts), and on a Cluster what its own connection is for
+// (../cluster/cluster-pin.ts).
 import type { Socket } from 'node:net'
-import { type Agent, ConnectionState, type Route } from '@heatsink/agent'
+import { type Agent, ConnectionState, type Route, type ServedRoute } from '@heatsink/agent'
 import { type CommandSpec, isBlocking, lookupCommand, runsScript } from '@heatsink/commands'
 import type { BackendConnection } from '../backend/backend-connection.js'
 import type { BackendPool } from '../backend/backend-pool.js'
 import type { ReplySink } from '../backend/reply-sink.js'
 import type { ClusterBackend } from '../cluster/cluster-backend.js'
+import { ClusterPin } from '../cluster/cluster-pin.js'
 import { slotsOf } from '../cluster/cross-slot.js'
 import { ProtocolError } from '../errors.js'
 import type { ProxyStats } from '../proxy-stats.js'
@@ -12,12 +19,13 @@ import { errorReply } from '../resp/reply-codec.js'
 import { encodeRequest, type Request, RequestParser } from '../resp/request-parser.js'
 import { resp3Bytes, resp3Shape } from '../resp/resp3-reply.js'
 import { type ChunkReceiver, receiveReads } from '../shared-read-buffer.js'
+import { BlockingRequests } from './blocking-requests.js'
 import { type ReplyMode, replyMode } from './client-command.js'
 import type { ClientInfo, ProxyClient } from './client-list.js'
 import { connectionCommandTiming, runConnectionCommand, type SessionControl } from './connection-commands.js'
 import { type OutputOwner, OutputQueue, type ReplySlot } from './output-queue.js'
 import type { ProxyUsers } from './proxy-users.js'
-import { NOAUTH, OK } from './redis-replies.js'
+import { NOAUTH } from './redis-replies.js'
 import type { ReservedNames } from './reserved-names.js'
 import {
   type Listing,
@@ -91,13 +99,8 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
   #inMulti = false
   // In MULTI: per queued command, where its reply lists names (KEYS, SCAN...), for EXEC's filter.
   #queuedListings: Array<Listing | undefined> = []
-  // On a Cluster, a MULTI answered here and not yet sent: it goes to the master of the first key that follows.
-  #deferredMulti: Buffer | undefined
-  // On a Cluster, the client's own connection is for one transaction only: the next may be on another master.
-  #transactionPin = false
-  // On a Cluster, the client's own connection taken for a blocking command is for that command only: the next
-  // command may name a key of another master, which this one would answer MOVED.
-  #blockingPin = false
+  // On a Cluster, what the client's own connection is for: one transaction, or one blocking command.
+  readonly #clusterPin: ClusterPin | undefined
   // Requests received while an earlier one waits for every reply before it (it moves the client to another
   // connection, or resets it); they run in order once it has.
   #held: Held[] | undefined
@@ -105,11 +108,11 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
   // For CLIENT LIST: the last command, when it came, and how many blocking ones wait for their reply.
   #lastCommand = 'NULL'
   #lastActive = coarseSeconds
-  #blocking = 0
-  // The Redis id of the client's own backend connection (CLIENT UNBLOCK reaches it there).
-  #backendId: number | undefined
-  // CLIENT REPLY: 'skip' silences the request after the SKIP.
-  #replies: ReplyMode = 'on'
+  // Made on the client's first blocking request (CLIENT ID, CLIENT LIST's blocked, CLIENT UNBLOCK's id).
+  #blockingRequests: BlockingRequests | undefined
+  // CLIENT REPLY OFF or SKIP ('skip' silences the request after the SKIP); undefined while replies are on, so
+  // that every request's check is one comparison with undefined rather than a string comparison.
+  #silencing: Exclude<ReplyMode, 'on'> | undefined
 
   constructor(socket: Socket, context: SessionContext, id: number) {
     this.id = id
@@ -118,6 +121,7 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
     this.#sharedIndex = id % context.pool.sharedCount
     this.#authenticated = !context.users.required
     this.#db = context.backendDb
+    this.#clusterPin = context.cluster === undefined ? undefined : new ClusterPin()
     this.#output = new OutputQueue(socket, context.outputLimitBytes, this)
     socket.setNoDelay(true)
     ;(socket as SessionSocket)[SESSION] = this
@@ -171,8 +175,8 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
     return this.#context.sessions
   }
 
-  get backendId(): number | undefined {
-    return this.#backendId
+  backendId(): Promise<number | undefined> {
+    return this.#blockingRequests?.backendId() ?? Promise.resolve(undefined)
   }
 
   /** What CLIENT LIST shows of this connection (ProxyClient). */
@@ -187,7 +191,7 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
       idleSeconds: coarseSeconds - this.#lastActive,
       db: this.#db,
       inMulti: this.#inMulti,
-      blocked: this.#blocking > 0,
+      blocked: this.#blockingRequests?.blocked === true,
       subscribed: this.#tunnel,
       command: this.#lastCommand,
       user: 'default',
@@ -201,9 +205,13 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
     else this.quit(reply)
   }
 
-  /** Sends `argv` to Redis in this client's order; Redis's reply is relayed (CLIENT UNBLOCK). */
-  forward(argv: readonly (Buffer | string)[]): void {
-    this.#send(lookupCommand('client'), 'client', [], encodeRequest(argv), this.#output.reserve())
+  /** Sends `argv` to Redis once it settles, Redis's reply relayed in this client's order (CLIENT UNBLOCK). */
+  forward(argv: Promise<readonly (Buffer | string)[] | undefined>): void {
+    const slot = this.#output.reserve()
+    void argv.then((ready) => {
+      if (ready === undefined) slot.complete(ZERO_REPLY)
+      else this.#send(lookupCommand('client'), 'client', [], encodeRequest(ready), slot)
+    })
   }
 
   /** A complete reply, in order behind every earlier one. */
@@ -235,7 +243,7 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
     this.#context.agent.router.connectionClosed(this.#state)
     this.#unpin()
     this.#inMulti = false
-    this.#replies = 'on'
+    this.#silencing = undefined
     this.#db = this.#context.backendDb
     this.#resp3 = false
     this.#name = null
@@ -258,12 +266,17 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
     if (this.#closing) return
     // Whether this request's reply is dropped is settled in the order requests came (CLIENT REPLY: the proxy
     // keeps each client's replies in order, so it silences them itself).
-    let silent = this.#replies !== 'on'
-    if (this.#replies === 'skip') this.#replies = 'on'
+    const silencing = this.#silencing
+    let silent = false
+    // Compared with 'skip' only when set: a string compared with undefined on every request takes V8's generic path.
+    if (silencing !== undefined) {
+      silent = true
+      if (silencing === 'skip') this.#silencing = undefined
+    }
     if (request.name === 'client' && !this.#tunnel) {
       const mode = replyMode(request.args)
       if (mode !== undefined) {
-        this.#replies = mode
+        this.#silencing = mode === 'on' ? undefined : mode
         silent = mode !== 'on'
       }
     }
@@ -296,9 +309,14 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
       }
       return
     }
+    const args = request.args
+    const spec = lookupCommand(name)
+    // A command that reads or writes keys (most of the traffic) is none of the connection's own commands (AUTH,
+    // CLIENT, SELECT, MULTI...): one look at the table spares it their name comparisons.
+    const keyed = spec !== undefined && spec.access !== 'none' && !spec.transaction
     // Without users of the proxy's own, AUTH is Redis's: it logs in the client's own connection (below).
-    const redisAuth = name === 'auth' && !this.#context.users.required
-    const timing = redisAuth ? undefined : connectionCommandTiming(name, request)
+    const redisAuth = !keyed && name === 'auth' && !this.#context.users.required
+    const timing = keyed || redisAuth ? undefined : connectionCommandTiming(name, request)
     if (timing === 'now') {
       runConnectionCommand(this, name, request)
       return
@@ -307,46 +325,59 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
       this.#whenDrained(() => runConnectionCommand(this, name, request))
       return
     }
-    const args = request.args
-    const spec = lookupCommand(name)
     const refusal = this.#context.reserved.refusal(name, args, spec)
     if (refusal !== undefined) {
       this.reply(refusal)
       if (this.#state.inMulti) this.#pinned?.send(this.#context.reserved.abortTransaction, DISCARD_REPLY)
       return
     }
-    if (this.#deferredMulti !== undefined && this.#pinned === undefined && !spec?.transaction) {
+    const clusterPin = this.#clusterPin
+    const heldMulti = clusterPin?.heldMulti
+    if (heldMulti !== undefined && this.#pinned === undefined && !spec?.transaction) {
       // The transaction's first command names its master: MULTI is sent there first, then the command.
-      const multi = this.#deferredMulti
       this.#ensurePinned(slotsOf(spec, args)[0] ?? 0)
-      this.#transactionPin = true
+      clusterPin?.pinnedForTransaction()
       this.#whenDrained(() => {
-        this.#deferredMulti = undefined
-        this.#pinned?.send(multi, DISCARD_REPLY)
+        clusterPin?.multiSent()
+        this.#pinned?.send(heldMulti, DISCARD_REPLY)
         this.#dispatch(request, silent)
       })
       return
     }
     // Read only for the command table's pubsub and admin commands: the pass-through path asks nothing more.
     if ((spec?.pubsub === true || spec?.admin === true) && this.#tunnelled(spec, name, request)) return
-    if (this.#context.cluster !== undefined && this.#pinned === undefined && spec?.transaction === true) {
-      if (this.#clusterTransaction(name, args, request)) return
+    if (clusterPin !== undefined && this.#pinned === undefined && spec?.transaction === true) {
+      const answer = clusterPin.beforeMaster(name, request.raw)
+      if (answer !== undefined) {
+        this.#context.agent.router.route(name, args, this.#state, false)
+        this.#inMulti = name === 'multi'
+        if (this.#inMulti) this.#queuedListings = []
+        this.reply(answer)
+        return
+      }
     }
     if (this.#pinned === undefined && spec !== undefined) {
       // A script on a standalone Redis too (runsScript); on a Cluster it stays on the shared connections, where a
-      // pin would hold the client to one master.
-      const script = this.#context.cluster === undefined && runsScript(name)
-      if (spec.transaction || isBlocking(spec, args) || script || name === 'select' || redisAuth) {
+      // pin would hold the client to one master. Scripts name their keys by count (singleKey -1): a one-key
+      // command, most of the traffic, is settled without the name lookup.
+      const script = this.#context.cluster === undefined && spec.singleKey < 0 && runsScript(name)
+      if (
+        spec.transaction ||
+        isBlocking(spec, args) ||
+        script ||
+        (!keyed && (name === 'select' || redisAuth))
+      ) {
         // Pinned first, so that the request runs on the new connection once the replies before it are in. On a
         // Cluster, to the master of the command's first key (a transaction must keep to one slot's master).
         this.#ensurePinned(slotsOf(spec, args)[0] ?? 0)
-        this.#transactionPin = this.#context.cluster !== undefined && spec.transaction
-        this.#blockingPin = this.#context.cluster !== undefined && !spec.transaction && isBlocking(spec, args)
+        clusterPin?.pinnedFor(spec, args)
         this.#whenDrained(() => this.#dispatch(request, silent))
         return
       }
     }
-    if (name === 'select') this.#db = Number(args[0]?.toString())
+    if (keyed) {
+      if (this.#inMulti) this.#queuedListings.push(listingOf(name, args))
+    } else if (name === 'select') this.#db = Number(args[0]?.toString())
     else if (name === 'multi') {
       this.#inMulti = true
       this.#queuedListings = []
@@ -355,8 +386,11 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
     const route =
       this.#db !== this.#context.backendDb || this.#context.l1Held()
         ? undefined
-        : this.#context.agent.router.route(name, args, this.#state, false)
-    this.#carry(route, spec, name, args, request, undefined)
+        : this.#context.agent.router.route(name, args, this.#state, false, spec)
+    // The two routes of most requests are carried here, so that they run without #carry's call.
+    if (route === undefined) this.#sendUnchanged(spec, name, args, request, undefined)
+    else if (route.kind === 'served') this.#serve(route, name, args, undefined)
+    else this.#carry(route, spec, name, args, request, undefined)
   }
 
   // Carries out the core's route for a request, into `slot` when its place among the replies was reserved
@@ -369,30 +403,13 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
     request: Request,
     reserved: ReplySlot | undefined,
   ): void {
-    const stats = this.#context.stats
     if (route === undefined) {
-      const slot = reserved ?? this.#output.reserve()
-      const sink =
-        name === 'exec'
-          ? withoutReservedInExec(this.#context.reserved, this.#queuedListings, slot, this.#resp3)
-          : withoutReserved(this.#context.reserved, name, args, slot, this.#resp3)
-      this.#send(spec, name, args, request.raw, sink)
-      this.#afterSent(spec, name, args)
+      this.#sendUnchanged(spec, name, args, request, reserved)
       return
     }
     switch (route.kind) {
       case 'served': {
-        if (route.key !== undefined) stats.countServed(route.key)
-        else stats.served++
-        const reply = asStatus(name, route.reply, false)
-        // A one-key hit is L1's own reply object, whose bytes are worth keeping; MGET's array is new every time.
-        const bytes = this.#resp3
-          ? resp3Bytes(reply, resp3Shape(name, args))
-          : route.key !== undefined
-            ? cachedReplyBytes(reply)
-            : encodeOnce(reply)
-        if (reserved === undefined) this.#output.reply(bytes)
-        else reserved.complete(bytes)
+        this.#serve(route, name, args, reserved)
         return
       }
       case 'deferred': {
@@ -416,6 +433,42 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
         return
       }
     }
+  }
+
+  // A request the core leaves alone: to Redis as it came, with Heatsink's own names left out of listings.
+  #sendUnchanged(
+    spec: CommandSpec | undefined,
+    name: string,
+    args: Buffer[],
+    request: Request,
+    reserved: ReplySlot | undefined,
+  ): void {
+    const slot = reserved ?? this.#output.reserve()
+    // A one-key command's reply lists no names: only keyless ones (KEYS, SCAN, PUBSUB, EXEC) are looked at.
+    const sink =
+      spec !== undefined && spec.singleKey >= 0
+        ? slot
+        : name === 'exec'
+          ? withoutReservedInExec(this.#context.reserved, this.#queuedListings, slot, this.#resp3)
+          : withoutReserved(this.#context.reserved, name, args, slot, this.#resp3)
+    this.#send(spec, name, args, request.raw, sink)
+    this.#afterSent(spec, name, args)
+  }
+
+  // A reply the core has (L1): written in the client's protocol, in its place among the replies.
+  #serve(route: ServedRoute, name: string, args: Buffer[], reserved: ReplySlot | undefined): void {
+    const stats = this.#context.stats
+    if (route.key !== undefined) stats.countServed(route.key)
+    else stats.served++
+    const reply = asStatus(name, route.reply, false)
+    // A one-key hit is L1's own reply object, whose bytes are worth keeping; MGET's array is new every time.
+    const bytes = this.#resp3
+      ? resp3Bytes(reply, resp3Shape(name, args))
+      : route.key !== undefined
+        ? cachedReplyBytes(reply)
+        : encodeOnce(reply)
+    if (reserved === undefined) this.#output.reply(bytes)
+    else reserved.complete(bytes)
   }
 
   // Runs `run` once every earlier reply has been written; requests after it wait their turn.
@@ -487,7 +540,7 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
     this.#tunnel = true
     // Redis sends what a subscription pushes even to a client that turned its replies off.
     this.#output.silent = false
-    this.#replies = 'on'
+    this.#silencing = undefined
     const slot = this.#output.reserve()
     this.#tunnelSlot = slot
     const relay = (chunk: Buffer) => slot.push(chunk)
@@ -497,43 +550,14 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
     pinned.writeRaw(request.raw)
   }
 
-  /**
-   * MULTI, EXEC and DISCARD on a Cluster before the transaction has a master: MULTI is answered here and held
-   * until a keyed command names the master (Redis runs a transaction on one node); an EXEC or DISCARD before any
-   * command is answered as Redis would (an empty transaction). True when the request was handled here.
-   */
-  #clusterTransaction(name: string, args: Buffer[], request: Request): boolean {
-    const router = this.#context.agent.router
-    if (name === 'multi' && this.#deferredMulti === undefined) {
-      router.route(name, args, this.#state, false)
-      this.#deferredMulti = request.raw
-      this.#inMulti = true
-      this.#queuedListings = []
-      this.reply(OK)
-      return true
-    }
-    if ((name === 'exec' || name === 'discard') && this.#deferredMulti !== undefined) {
-      this.#deferredMulti = undefined
-      this.#inMulti = false
-      router.route(name, args, this.#state, false)
-      this.reply(name === 'exec' ? EMPTY_ARRAY : OK)
-      return true
-    }
-    return false
-  }
-
   // A Cluster transaction, or the blocking command the client's own connection was taken for, is sent: once it
   // is answered, back to the shared connections (the next command may be for another master).
   #afterSent(spec: CommandSpec | undefined, name: string, args: Buffer[]): void {
-    const ends =
-      (this.#transactionPin && (name === 'exec' || name === 'discard')) ||
-      (this.#blockingPin && spec !== undefined && isBlocking(spec, args))
-    if (ends) this.#whenDrained(() => this.#endClusterPin())
+    if (this.#clusterPin?.endsAfter(spec, name, args) === true) this.#whenDrained(() => this.#endClusterPin())
   }
 
   #endClusterPin(): void {
-    if (!this.#transactionPin && !this.#blockingPin) return
-    this.#unpin()
+    if (this.#clusterPin?.active === true) this.#unpin()
   }
 
   #ensurePinned(slot: number): BackendConnection {
@@ -556,57 +580,21 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
     const pinned = this.#pinned
     if (pinned !== undefined) {
       // Inside MULTI nothing blocks (and Redis would queue the CLIENT ID sent ahead).
-      if (spec !== undefined && !this.#inMulti && isBlocking(spec, args))
-        this.#sendBlocking(pinned, bytes, sink)
-      else pinned.send(bytes, sink)
+      if (spec !== undefined && !this.#inMulti && isBlocking(spec, args)) {
+        if (this.#blockingRequests === undefined) this.#blockingRequests = new BlockingRequests()
+        this.#blockingRequests.send(pinned, bytes, sink, () => this.#pinned)
+      } else pinned.send(bytes, sink)
     } else sendShared(this.#context, this.#sharedIndex, this.#resp3, spec, name, args, bytes, sink)
-  }
-
-  /**
-   * A blocking request on the client's own connection: CLIENT ID ahead of the first, so that the client can be
-   * unblocked by its Redis id; and the client counts as blocked until the reply (or the connection's loss) comes.
-   */
-  #sendBlocking(pinned: BackendConnection, bytes: Buffer, sink: ReplySink): void {
-    if (this.#backendId === undefined) {
-      this.#backendId = 0
-      pinned.send(
-        CLIENT_ID,
-        integerSink((id) => {
-          if (this.#pinned === pinned) this.#backendId = id
-        }),
-      )
-    }
-    pinned.send(bytes, this.#whileBlocked(sink))
-  }
-
-  #whileBlocked(sink: ReplySink): ReplySink {
-    this.#blocking++
-    const done = () => {
-      this.#blocking--
-    }
-    return {
-      data: (bytes) => sink.data(bytes),
-      end: () => {
-        done()
-        sink.end()
-      },
-      fail: (error) => {
-        done()
-        sink.fail(error)
-      },
-      backlogged: (resume) => sink.backlogged?.(resume) === true,
-    }
   }
 
   #unpin(): void {
     const pinned = this.#pinned
     this.#pinned = undefined
-    this.#backendId = undefined
+    this.#blockingRequests?.connectionGone()
     this.#tunnel = false
     this.#tunnelSlot?.finish()
     this.#tunnelSlot = undefined
-    this.#transactionPin = false
-    this.#blockingPin = false
+    this.#clusterPin?.unpinned()
     pinned?.close()
   }
 
@@ -625,29 +613,13 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
   }
 }
 
-const EMPTY_ARRAY = Buffer.from('*0\r\n')
-const CLIENT_ID = encodeRequest(['CLIENT', 'ID'])
-
-// A reply read as an integer by `done` (nothing on an error or a lost connection).
-function integerSink(done: (value: number) => void): ReplySink {
-  let text = ''
-  return {
-    data: (bytes) => {
-      text += bytes.toString('latin1')
-    },
-    end: () => {
-      if (text.startsWith(':')) done(Number(text.slice(1)))
-    },
-    fail: () => {},
-  }
-}
-
 // Whole seconds since the process started, kept by a timer rather than read per request: CLIENT LIST's age and
 // idle need no finer clock (Redis keeps a cached clock for them too).
 let coarseSeconds = 0
 setInterval(() => {
   coarseSeconds++
 }, 1000).unref()
+const ZERO_REPLY = Buffer.from(':0\r\n')
 // The reply to a MULTI sent ahead of a transaction's first command: the client was answered already.
 const DISCARD_REPLY: ReplySink = { data() {}, end() {}, fail() {} }
 

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net'
 import Denque from 'denque'
 import type { ReplySink } from '../backend/reply-sink.js'
-import { JoinedWrites, onSharedTick } from '../joined-writes.js'
+import { JoinedWrites, onSharedTick, type WriteWatcher } from '../joined-writes.js'
 import { errorReply } from '../resp/reply-codec.js'
 
 /**
@@ -15,9 +15,13 @@ export class ReplySlot implements ReplySink {
   #done = false
   #started = false
   readonly #queue: OutputQueue
+  // The client asked not to get this reply (CLIENT REPLY OFF or SKIP): it keeps its turn, without bytes. A flag
+  // rather than a subclass, so that every call on a slot stays monomorphic.
+  readonly #silent: boolean
 
-  constructor(queue: OutputQueue) {
+  constructor(queue: OutputQueue, silent: boolean) {
     this.#queue = queue
+    this.#silent = silent
   }
 
   /** Whether any byte of this reply was handed on (so it can no longer be replaced by an error). */
@@ -31,6 +35,7 @@ export class ReplySlot implements ReplySink {
 
   /** Part of this reply's bytes. */
   push(bytes: Buffer): void {
+    if (this.#silent) return
     this.#started = true
     if (this.#queue.isHead(this)) this.#queue.write(bytes)
     else {
@@ -78,11 +83,6 @@ export class ReplySlot implements ReplySink {
   }
 }
 
-/** The place of a reply the client asked not to get (CLIENT REPLY OFF or SKIP): it keeps its turn, without bytes. */
-class SilentSlot extends ReplySlot {
-  override push(): void {}
-}
-
 /**
  * Whom an OutputQueue tells about its client: an object rather than callbacks, so that each of thousands of idle
  * connections holds no closures for them.
@@ -105,7 +105,7 @@ const BACKLOG_BYTES = 8 * 1024 * 1024
  * when the bytes waiting for the client (in the socket and held in slots) pass `limitBytes`: one slow reader must
  * not hold unbounded memory.
  */
-export class OutputQueue {
+export class OutputQueue implements WriteWatcher {
   readonly #socket: Socket
   readonly #slots = new Denque<ReplySlot>()
   readonly #limitBytes: number
@@ -119,7 +119,7 @@ export class OutputQueue {
     this.#socket = socket
     this.#limitBytes = limitBytes
     this.#owner = owner
-    this.#joined = new JoinedWrites(socket, onSharedTick)
+    this.#joined = new JoinedWrites(socket, onSharedTick, this)
   }
 
   /**
@@ -157,7 +157,7 @@ export class OutputQueue {
 
   /** A place for the next reply, behind every one reserved before. */
   reserve(): ReplySlot {
-    const slot = this.silent ? new SilentSlot(this) : new ReplySlot(this)
+    const slot = new ReplySlot(this, this.silent)
     this.#slots.push(slot)
     return slot
   }
@@ -178,9 +178,14 @@ export class OutputQueue {
     return this.#slots.peekFront() === slot
   }
 
+  // Bytes for the client. A closed socket's are dropped, and the limit checked, where they reach the socket
+  // (written): the socket's getters cost more than the join itself on an L1 hit's path.
   write(bytes: Buffer): void {
-    if (this.#socket.destroyed) return
     this.#joined.write(bytes)
+  }
+
+  /** The joined bytes reached the socket (WriteWatcher): the client may now be past the limit. */
+  written(): void {
     this.#checkLimit()
   }
 
@@ -213,7 +218,6 @@ export class OutputQueue {
    */
   batch(work: () => void): void {
     this.#joined.batch(work)
-    this.#checkLimit()
   }
 
   #checkLimit(): void {

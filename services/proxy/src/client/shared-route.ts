@@ -32,7 +32,7 @@ export function sendShared(
 ): void {
   const cluster = backend.cluster
   if (cluster === undefined) {
-    backend.pool.shared(sharedIndex, resp3).send(bytes, sink)
+    backend.pool.send(sharedIndex, resp3, bytes, sink)
     return
   }
   const slots = slotsOf(spec, args)
@@ -49,9 +49,10 @@ export function sendShared(
     }
   }
   if (slots.length <= 1) {
+    const slot = slots[0] ?? 0
     cluster
-      .shared(slots[0] ?? 0, sharedIndex, resp3)
-      .send(bytes, new RedirectSink(sink, bytes, cluster, sharedIndex, resp3))
+      .shared(slot, sharedIndex, resp3)
+      .send(bytes, new RedirectSink(sink, bytes, cluster, slot, sharedIndex, resp3))
     return
   }
   const parts = splitBySlot(name, args)
@@ -64,6 +65,9 @@ export function sendShared(
   parts.forEach((part, i) => {
     cluster
       .shared(part.slot, sharedIndex, resp3)
-      .send(part.request, new RedirectSink(merge.part(i), part.request, cluster, sharedIndex, resp3))
+      .send(
+        part.request,
+        new RedirectSink(merge.part(i), part.request, cluster, part.slot, sharedIndex, resp3),
+      )
   })
 }

@@ -14,6 +14,7 @@ export class ClusterBackend {
   readonly #pools = new Map<string, BackendPool>()
   readonly #onLatency: ((seconds: number) => void) | undefined
   #refreshing = false
+  #closed = false
 
   constructor(
     cluster: Cluster,
@@ -76,6 +77,11 @@ export class ClusterBackend {
     })
   }
 
+  /** Whether close() was called: nothing is sent any more. */
+  get closed(): boolean {
+    return this.#closed
+  }
+
   get openConnections(): number {
     let total = 0
     for (const pool of this.#pools.values()) total += pool.openConnections
@@ -83,6 +89,7 @@ export class ClusterBackend {
   }
 
   close(): void {
+    this.#closed = true
     for (const pool of this.#pools.values()) pool.close()
     this.#pools.clear()
   }

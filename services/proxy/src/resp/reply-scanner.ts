@@ -1,4 +1,5 @@
 import { ProtocolError } from '../errors.js'
+import { bufferView } from './buffer-view.js'
 
 const CR = 13
 const LF = 10
@@ -44,7 +45,7 @@ export class ReplyScanner {
         return NOT_DONE
       }
       let line: Buffer
-      if (this.#partialLine === undefined) line = chunk.subarray(i, newline + 1)
+      if (this.#partialLine === undefined) line = bufferView(chunk, i, newline + 1)
       else {
         line = Buffer.concat([this.#partialLine, chunk.subarray(i, newline + 1)])
         this.#partialLine = undefined

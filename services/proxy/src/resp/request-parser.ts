@@ -1,4 +1,5 @@
 import { ProtocolError } from '../errors.js'
+import { bufferView } from './buffer-view.js'
 import { COMMAND_NAMES } from './command-names.js'
 import { splitInlineArguments } from './inline-arguments.js'
 
@@ -26,7 +27,7 @@ export class Request {
    * when first asked for: a request answered from L1 never needs them.
    */
   get raw(): Buffer {
-    this.#raw ??= this.#buffer.subarray(this.#start, this.#end)
+    this.#raw ??= bufferView(this.#buffer, this.#start, this.#end)
     return this.#raw
   }
 }
@@ -131,7 +132,7 @@ export class RequestParser {
       const dataEnd = dataStart + length
       if (dataEnd + 2 > buffer.length) return this.#incomplete(buffer, start, dataEnd + 2 - start)
       if (i === 0) name = COMMAND_NAMES.lower(buffer, dataStart, dataEnd)
-      else args[i - 1] = buffer.subarray(dataStart, dataEnd)
+      else args[i - 1] = bufferView(buffer, dataStart, dataEnd)
       position = dataEnd + 2
     }
     this.#offset = position

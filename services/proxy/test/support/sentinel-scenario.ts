@@ -1,3 +1,5 @@
+// Longer than 300 lines: one failover scenario (writer, readers, reference clients, the failover and its checks)
+// that several Sentinel test files run; split up, its steps would pass the whole scenario's state between files.
 import { request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { type Aggregator, createAggregator, loadConfig } from '@heatsink/aggregator'
@@ -131,7 +133,7 @@ export async function runFailover(
       }
     })()
     // Through the proxy, bounded too: an L1 fill in flight when the agent's tracking connection drops can leave its
-    // GET unanswered (issue 28, item 3, fixed apart from this work); such a read counts as an error here.
+    // GET unanswered until the fill deadline (l1.fillTimeoutMs) fails it over; such a read counts as an error here.
     const throughProxy = () => {
       const client = new Redis({
         host: '127.0.0.1',

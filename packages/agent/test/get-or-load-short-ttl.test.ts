@@ -1,0 +1,67 @@
+import { createNames } from '@heatsink/protocol'
+import { testNamespace, usePrivateRedis } from '@heatsink/test'
+import { Redis as PlainRedis } from 'ioredis'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createAgent } from '../src/index.js'
+import { DEFAULT_TTL_FRACTION } from '../src/options/resolve-options.js'
+import { publishRegistry } from '../src/testing.js'
+import { startMonitor, waitFor } from './support/helpers.js'
+
+// Counts commands with MONITOR: a private server, so no other file's traffic is counted or slowed.
+const redis = usePrivateRedis()
+const open: Array<{ close(): unknown }> = []
+afterEach(async () => {
+  for (const item of open.splice(0).reverse()) await item.close()
+})
+
+const READERS = 16
+const RUN_MS = 6000
+// What the L1 rules allow: one refill per L1 lifetime, and per logical TTL a refresh ahead of expiry (the guard's
+// read, the refill after its write). Measured: 1.6 to 1.8 GETs per lifetime; about 8 before refills kept their
+// lifetime, misses refilled before asking the guard and the guard refreshed ahead (7.9 with a 3 s TTL, 6.5 with 1 s).
+const READS_PER_LIFETIME = 2.5
+
+describe('getOrLoad of a hot local_cache key with a short TTL', () => {
+  for (const ttlSeconds of [3, 1]) {
+    it(`reads Redis about once per L1 lifetime (${READERS} concurrent readers, ${ttlSeconds} s TTL)`, async () => {
+      const namespace = testNamespace()
+      const admin = new PlainRedis(redis().url)
+      open.push({ close: () => admin.disconnect() })
+      const agent = createAgent({ redis: redis().url, namespace })
+      open.push({ close: () => agent.close() })
+      await agent.ready()
+      const key = `${namespace}:flags`
+      await publishRegistry(admin, createNames(namespace), { key })
+      await waitFor(() => agent.mitigation(key) === 'local_cache', 'the promotion')
+      const loader = async () => {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+        return { on: true }
+      }
+      expect(await agent.getOrLoad(key, loader, { ttlSeconds })).toEqual({ on: true })
+      const monitor = await startMonitor(redis().url)
+      open.push({ close: () => monitor.stop() })
+      const started = performance.now()
+      const until = started + RUN_MS
+      let reads = 0
+      await Promise.all(
+        Array.from({ length: READERS }, async () => {
+          while (performance.now() < until) {
+            expect(await agent.getOrLoad(key, loader, { ttlSeconds })).toEqual({ on: true })
+            reads++
+            await new Promise((resolve) => setTimeout(resolve, 5))
+          }
+        }),
+      )
+      const elapsed = performance.now() - started
+      await monitor.sync()
+      const gets = monitor.count('get', key)
+      const lifetimes = elapsed / (ttlSeconds * 1000 * DEFAULT_TTL_FRACTION)
+      const { l1Hits } = agent.stats()
+      console.log(
+        `${ttlSeconds} s TTL: ${reads} reads, ${gets} GETs at Redis over ${lifetimes.toFixed(1)} L1 lifetimes ` +
+          `(${(gets / lifetimes).toFixed(2)} per lifetime), L1 hits ${((100 * l1Hits) / (reads + 1)).toFixed(2)}%`,
+      )
+      expect(gets).toBeLessThanOrEqual(READS_PER_LIFETIME * lifetimes)
+    })
+  }
+})
