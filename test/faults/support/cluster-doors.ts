@@ -12,12 +12,15 @@ export const clusterDoors = [
 
 /**
  * What every door must keep through a Cluster fault, so that Heatsink is never worse than the plain client: no read staler than the plain reader's (within one
- * tracking message), no more errors than it, L1 back within 1 s, a promotion made after the switch reaching the
+ * tracking message), no more errors than it (give or take the attempt the outage ended in), L1 back within 1 s, a promotion made after the switch reaching the
  * agent within 1 s, and the writer's INCRs (through the proxy, for the proxy) answered again within 1 s.
  */
 export function expectAsFreshAsPlain(figures: ScenarioFigures): void {
   expect(figures.maxStaleMsAfterSwitch).toBeLessThan(STALE_BOUND_MS)
-  expect(figures.heatsinkErrors).toBeLessThanOrEqual(figures.plainErrors)
+  // The readers loop side by side, not in step: an outage's errors come one per attempt, so where the outage
+  // ends between two attempts of each reader one of them makes one more. More than that is Heatsink's own. (The
+  // errors' texts are printed, not compared: through the proxy they are the proxy's, by design.)
+  expect(figures.heatsinkErrors).toBeLessThanOrEqual(figures.plainErrors + 1)
   expect(figures.l1BackMs).toBeLessThan(1000)
   expect(figures.promotionAfterSwitchMs).toBeLessThan(1000)
   expect(figures.writesResumedMs).toBeLessThan(1000)

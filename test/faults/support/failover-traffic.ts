@@ -59,6 +59,9 @@ export interface FailoverFigures {
   readonly heatsinkRegressions: number
   readonly heatsinkErrors: number
   readonly plainErrors: number
+  /** The distinct errors each reader saw, numbers masked (ports, slots, timings), so the two compare. */
+  readonly heatsinkErrorKinds: readonly string[]
+  readonly plainErrorKinds: readonly string[]
   readonly writerErrors: number
   /**
    * From the switch to the first INCR answered after it and after the last error, of the door's writer when
@@ -83,8 +86,11 @@ export function startTraffic(clients: TrafficClients) {
   const doorWrites: Write[] = []
   const writeFailedAt: number[] = []
   const errors = { heatsink: 0, plain: 0, writer: 0, secondPlain: 0 }
+  const errorKinds = { heatsink: new Set<string>(), plain: new Set<string>() }
+  const kindOf = (error: unknown) =>
+    String(error instanceof Error ? error.message : error).replace(/\d+/g, 'N')
   const turn = () => new Promise((resolve) => setImmediate(resolve))
-  const loop = async (step: () => Promise<void>, onError: () => void) => {
+  const loop = async (step: () => Promise<void>, onError: (error: unknown) => void) => {
     while (running) {
       await step().catch(onError)
       await turn()
@@ -130,7 +136,10 @@ export function startTraffic(clients: TrafficClients) {
         ]),
     loop(
       () => read(() => clients.plain.get(clients.key), plainReads),
-      () => errors.plain++,
+      (error) => {
+        errors.plain++
+        errorKinds.plain.add(kindOf(error))
+      },
     ),
     loop(
       async () => {
@@ -141,7 +150,10 @@ export function startTraffic(clients: TrafficClients) {
           () => stats().l1Hits,
         )
       },
-      () => errors.heatsink++,
+      (error) => {
+        errors.heatsink++
+        errorKinds.heatsink.add(kindOf(error))
+      },
     ),
   ]
   return {
@@ -157,6 +169,8 @@ export function startTraffic(clients: TrafficClients) {
         heatsinkRegressions: regressions(heatsinkReads),
         heatsinkErrors: errors.heatsink,
         plainErrors: errors.plain,
+        heatsinkErrorKinds: [...errorKinds.heatsink],
+        plainErrorKinds: [...errorKinds.plain],
         writerErrors: errors.writer,
         writesResumedMs: writesResumed(
           clients.doorWriter === undefined ? writes : doorWrites,
