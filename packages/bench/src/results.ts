@@ -14,7 +14,12 @@ export interface ResultRow {
   note: string
 }
 
-const resultsDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'bench-results')
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
+const resultsDir = join(repoRoot, 'bench-results')
+const performanceDoc = join(repoRoot, 'docs', 'performance.md')
+// docs/performance.md's generated part lies between these lines; the dated notes after it are written by hand.
+const LATEST_BEGIN = '<!-- latest run: written by pnpm bench (packages/bench/src/results.ts); do not edit -->'
+const LATEST_END = '<!-- end of the latest run -->'
 
 /** The machine a run happened on, so a figure is never read without its context. */
 export function machine() {
@@ -37,9 +42,9 @@ export function printRow(row: ResultRow): void {
 }
 
 /**
- * Writes bench-results/latest.json and rewrites bench-results/latest.md from it. A run of every benchmark
- * replaces the file, so a benchmark renamed or removed leaves no stale row; a run of one merges its rows in
- * (keyed by benchmark), keeping the others' figures.
+ * Writes bench-results/latest.json and rewrites bench-results/latest.md and docs/performance.md's latest run from
+ * it. A run of every benchmark replaces the file, so a benchmark renamed or removed leaves no stale row; a run of
+ * one merges its rows in (keyed by benchmark), keeping the others' figures.
  */
 export function saveRows(rows: readonly ResultRow[], { merge }: { merge: boolean }): string {
   mkdirSync(resultsDir, { recursive: true })
@@ -69,5 +74,15 @@ export function saveRows(rows: readonly ResultRow[], { merge }: { merge: boolean
     '',
   ].join('\n')
   writeFileSync(join(resultsDir, 'latest.md'), md)
+  writeFileSync(performanceDoc, withLatestRun(readFileSync(performanceDoc, 'utf8'), md))
   return resultsDir
+}
+
+/** `doc` with the text between LATEST_BEGIN and LATEST_END replaced by `table`; an error when either is missing. */
+export function withLatestRun(doc: string, table: string): string {
+  const begin = doc.indexOf(LATEST_BEGIN)
+  const end = doc.indexOf(LATEST_END)
+  if (begin < 0 || end < begin)
+    throw new Error(`docs/performance.md lacks the lines "${LATEST_BEGIN}" and "${LATEST_END}"`)
+  return `${doc.slice(0, begin + LATEST_BEGIN.length)}\n\n${table.trimEnd()}\n\n${doc.slice(end)}`
 }
