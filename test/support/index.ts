@@ -1,3 +1,10 @@
+export {
+  CACHEABLE_CALLS,
+  CACHEABLE_KEYS,
+  type CacheableCall,
+  type KeyWriter,
+  writeCacheableKeys,
+} from './cacheable-calls.js'
 export { DelayingForwarder } from './delaying-forwarder.js'
 export { AGGREGATOR_COMMAND, REPO_ROOT } from './entry-points.js'
 export { TestServiceMissingError } from './errors.js'

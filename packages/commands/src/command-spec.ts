@@ -1,3 +1,5 @@
+import type { ReplyShape } from './reply-shape.js'
+
 /**
  * What a command does to the values of the keys it names. 'none' touches no key's value (PING, CLIENT, INFO,
  * PUBLISH, WATCH, SCAN). A 'write' command with no key indexes (FLUSHALL, FLUSHDB, SWAPDB) changes the whole
@@ -30,6 +32,8 @@ export interface CommandSpec {
    * of it with several keys is not, so callers check the key count.
    */
   readonly cacheable: boolean
+  /** How a cacheable command's reply looks (`CACHEABLE_REPLIES`), which decides how a cached one is handed back. */
+  readonly reply: ReplyShape | undefined
   /**
    * Index into args (0-based, args exclude the command name) of the one key when the command always has
    * exactly one key at a fixed position, else -1. The hot path reads args[singleKey] without allocating.

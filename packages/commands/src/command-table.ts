@@ -1,4 +1,4 @@
-import { CACHEABLE_COMMANDS } from './cacheable.js'
+import { CACHEABLE_REPLIES } from './cacheable.js'
 import { COMMAND_DATA, hasFixedKeys } from './command-data.js'
 import { COMMAND_FORMS, CommandForm } from './command-forms.js'
 import type { CommandAccess, CommandData, CommandSpec } from './command-spec.js'
@@ -23,6 +23,7 @@ function singleKeyOf(name: string, data: CommandData): number {
 
 function buildSpec(name: string, data: CommandData): CommandSpec {
   const flags = data.flags
+  const reply = CACHEABLE_REPLIES.get(name)
   const derived: CommandSpec = {
     name,
     access: accessOf(data),
@@ -31,7 +32,8 @@ function buildSpec(name: string, data: CommandData): CommandSpec {
     admin: flags.includes('admin'),
     transaction: TRANSACTION_COMMANDS.has(name),
     noScript: flags.includes('noscript'),
-    cacheable: CACHEABLE_COMMANDS.has(name),
+    cacheable: reply !== undefined,
+    reply,
     singleKey: singleKeyOf(name, data),
     form: COMMAND_FORMS.get(name) ?? CommandForm.other,
   }

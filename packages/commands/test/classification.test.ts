@@ -1,13 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { COMMAND_DATA } from '../src/command-data.js'
-import { allCommands, CACHEABLE_COMMANDS, type CommandSpec, isBlocking, lookupCommand } from '../src/index.js'
+import { allCommands, CACHEABLE_COMMANDS, isBlocking, lookupCommand } from '../src/index.js'
 import { KEY_FINDERS } from '../src/key-finders.js'
-
-function spec(name: string): CommandSpec {
-  const found = lookupCommand(name)
-  if (found === undefined) throw new Error(`unknown command ${name}`)
-  return found
-}
+import { spec } from './known-spec.js'
 
 describe('lookupCommand', () => {
   it('finds a command whatever its case, and gives the same spec object each time', () => {

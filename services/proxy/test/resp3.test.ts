@@ -1,7 +1,9 @@
 import { once } from 'node:events'
 import { connect, type Socket } from 'node:net'
 import { publishRegistry } from '@heatsink/agent/testing'
+import { CACHEABLE_COMMANDS } from '@heatsink/commands'
 import { createNames } from '@heatsink/protocol'
+import { CACHEABLE_CALLS, CACHEABLE_KEYS, writeCacheableKeys } from '@heatsink/test'
 import { Redis } from 'ioredis'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ReplyScanner } from '../src/resp/reply-scanner.js'
@@ -116,6 +118,40 @@ describe('RESP3 clients through the proxy', () => {
         const calls = await commandCalls(direct, (read[0] as string).toLowerCase())
         expect((await viaProxy.call(...args)).toString('latin1'), `${args.join(' ')} from L1`).toBe(expected)
         expect(await commandCalls(direct, (read[0] as string).toLowerCase()), args.join(' ')).toBe(calls)
+      }
+    }
+  })
+
+  it('get from L1 the bytes Redis sends for every cacheable command, in every form of its reply', async () => {
+    const sampled = new Set(CACHEABLE_CALLS.map((call) => call.command))
+    expect([...CACHEABLE_COMMANDS].filter((command) => !sampled.has(command))).toEqual([])
+    const { proxy, port, namespace } = await startProxy(redis().url)
+    const prefix = `${namespace}:`
+    const direct = new Redis(redis().url)
+    closing.push(direct)
+    await writeCacheableKeys(direct, prefix)
+    await publishRegistry(
+      direct,
+      createNames(namespace),
+      ...CACHEABLE_KEYS.map((key) => ({ key: prefix + key })),
+    )
+    const promoted = () =>
+      CACHEABLE_KEYS.every((key) => proxy.agent.mitigation(prefix + key) === 'local_cache')
+    await waitFor(promoted, 'the promotion')
+
+    for (const protocol of ['3', '2']) {
+      const viaRedis = await RawClient.open(Number(new URL(redis().url).port))
+      const viaProxy = await RawClient.open(port)
+      await Promise.all([viaRedis.call('HELLO', protocol), viaProxy.call('HELLO', protocol)])
+      for (const { command, key, args } of CACHEABLE_CALLS) {
+        const request = [command.toUpperCase(), prefix + key, ...args]
+        const what = `${request.join(' ')} over RESP${protocol}`
+        const expected = (await viaRedis.call(...request)).toString('latin1')
+        // The first read may fill L1; the second is answered from it.
+        expect((await viaProxy.call(...request)).toString('latin1'), what).toBe(expected)
+        const calls = await commandCalls(direct, command)
+        expect((await viaProxy.call(...request)).toString('latin1'), `${what} from L1`).toBe(expected)
+        expect(await commandCalls(direct, command), what).toBe(calls)
       }
     }
   })

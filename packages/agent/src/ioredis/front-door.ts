@@ -1,11 +1,16 @@
-import { CACHEABLE_COMMANDS, type CommandSpec, lookupCommand } from '@heatsink/commands'
+import {
+  CACHEABLE_COMMANDS,
+  type CommandSpec,
+  freshReply,
+  ioredisReply,
+  lookupCommand,
+} from '@heatsink/commands'
 import type { Callback, Command } from 'ioredis'
 import type { Agent } from '../agent.js'
 import { ConnectionState, type Route } from '../data-plane/route.js'
 import { NOT_DECODED } from '../l1/reply-cache.js'
 import type { HotKey } from '../registry/hot-key.js'
 import type { RoutableCommand } from './carry-route.js'
-import { decodeReply, fresh } from './decode-reply.js'
 import { type HeatsinkHandle, handleFor } from './heatsink-handle.js'
 import { detachAgent } from './process-agents.js'
 
@@ -118,8 +123,8 @@ export class FrontDoor {
     const cached = agent.router.peek(spec, key.length === hot.key.length ? key : hot.key, hot, args)
     if (cached === undefined) return undefined
     let decoded = cached.decoded
-    if (decoded === NOT_DECODED) decoded = cached.decoded = decodeReply(spec.name, cached.raw)
-    const reply = Promise.resolve(fresh(decoded))
+    if (decoded === NOT_DECODED) decoded = cached.decoded = ioredisReply(spec, cached.raw)
+    const reply = Promise.resolve(freshReply(decoded))
     if (callback !== undefined) reply.then((value) => callBack(callback, value))
     return reply
   }

@@ -12,7 +12,7 @@ const GET_OPTIONS = {}
 
 /**
  * One cached reply: as the parser gave it (`raw`), and as a client that decodes replies to strings sees it,
- * worked out once on first use (`decoded`, see decodeReply) so that the fast path converts nothing per hit.
+ * worked out once on first use (`decoded`, see ioredisReply in @heatsink/commands) so that the fast path converts nothing per hit.
  */
 export class CachedReply {
   readonly raw: unknown

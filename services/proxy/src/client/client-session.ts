@@ -389,7 +389,7 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
         : this.#context.agent.router.route(name, args, this.#state, false, spec)
     // The two routes of most requests are carried here, so that they run without #carry's call.
     if (route === undefined) this.#sendUnchanged(spec, name, args, request, undefined)
-    else if (route.kind === 'served') this.#serve(route, name, args, undefined)
+    else if (route.kind === 'served') this.#serve(route, spec, args, undefined)
     else this.#carry(route, spec, name, args, request, undefined)
   }
 
@@ -409,12 +409,12 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
     }
     switch (route.kind) {
       case 'served': {
-        this.#serve(route, name, args, reserved)
+        this.#serve(route, spec, args, reserved)
         return
       }
       case 'deferred': {
         const slot = reserved ?? this.#output.reserve()
-        const encode = replyEncoder(this.#resp3, name, args, spec?.access === 'write')
+        const encode = replyEncoder(this.#resp3, spec, args)
         settleDeferred(route.reply, slot, encode, () => this.#send(spec, name, args, request.raw, slot))
         return
       }
@@ -426,7 +426,7 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
       case 'send': {
         const sent = (route.args as Buffer[] | undefined) ?? args
         const bytes = route.args === undefined ? request.raw : encodeRequest([request.name, ...sent])
-        const encode = replyEncoder(this.#resp3, name, args, spec?.access === 'write')
+        const encode = replyEncoder(this.#resp3, spec, args)
         const slot = reserved ?? this.#output.reserve()
         this.#send(spec, name, sent, bytes, new SettledSink(slot, route.settle, encode))
         this.#afterSent(spec, name, sent)
@@ -456,14 +456,20 @@ export class ClientSession implements SessionControl, ProxyClient, OutputOwner, 
   }
 
   // A reply the core has (L1): written in the client's protocol, in its place among the replies.
-  #serve(route: ServedRoute, name: string, args: Buffer[], reserved: ReplySlot | undefined): void {
+  #serve(
+    route: ServedRoute,
+    spec: CommandSpec | undefined,
+    args: Buffer[],
+    reserved: ReplySlot | undefined,
+  ): void {
     const stats = this.#context.stats
     if (route.key !== undefined) stats.countServed(route.key)
     else stats.served++
-    const reply = asStatus(name, route.reply, false)
+    const shape = spec?.reply
+    const reply = asStatus(shape, route.reply, false)
     // A one-key hit is L1's own reply object, whose bytes are worth keeping; MGET's array is new every time.
     const bytes = this.#resp3
-      ? resp3Bytes(reply, resp3Shape(name, args))
+      ? resp3Bytes(reply, resp3Shape(shape, args))
       : route.key !== undefined
         ? cachedReplyBytes(reply)
         : encodeOnce(reply)

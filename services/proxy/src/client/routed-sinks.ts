@@ -1,4 +1,5 @@
 import { FALL_THROUGH } from '@heatsink/agent'
+import type { CommandSpec, ReplyShape } from '@heatsink/commands'
 import type { ReplySink } from '../backend/reply-sink.js'
 import { decodeReply, errorReply, ReplyError, replyBytes, StatusReply } from '../resp/reply-codec.js'
 import { resp3Bytes, resp3Shape } from '../resp/resp3-reply.js'
@@ -97,26 +98,29 @@ export function settleDeferred(
 }
 
 /**
- * The encoder for one command's reply. RESP3 takes the command's reply shape. Values from ioredis (L1 fills, a
- * split key's writes) arrive with status replies as plain strings: see asStatus.
+ * The encoder for one command's reply (`spec`: the command's, undefined for one the table does not know). RESP3
+ * takes the command's reply shape. Values from ioredis (L1 fills, a split key's writes) arrive with status replies
+ * as plain strings: see asStatus.
  */
-export function replyEncoder(resp3: boolean, command: string, args: Buffer[], write: boolean): ReplyEncoder {
-  if (!resp3) return command === 'type' ? RESP2_TYPE : write ? RESP2_WRITE : RESP2_READ
-  const shape = resp3Shape(command, args)
-  return (value) => resp3Bytes(asStatus(command, value, write), shape)
+export function replyEncoder(resp3: boolean, spec: CommandSpec | undefined, args: Buffer[]): ReplyEncoder {
+  const write = spec?.access === 'write'
+  const shape = spec?.reply
+  if (!resp3) return shape === 'status' ? RESP2_STATUS : write ? RESP2_WRITE : RESP2_READ
+  const resp3Type = resp3Shape(shape, args)
+  return (value) => resp3Bytes(asStatus(shape, value, write), resp3Type)
 }
 
 const RESP2_READ: ReplyEncoder = (value) => replyBytes(value)
-const RESP2_WRITE: ReplyEncoder = (value) => replyBytes(asStatus('', value, true))
-const RESP2_TYPE: ReplyEncoder = (value) => replyBytes(asStatus('type', value, false))
+const RESP2_WRITE: ReplyEncoder = (value) => replyBytes(asStatus(undefined, value, true))
+const RESP2_STATUS: ReplyEncoder = (value) => replyBytes(asStatus('status', value, false))
 
 /**
- * A reply that Redis sent as a simple string, as one again: a write's 'OK', and TYPE's answer (the one read the
- * core caches whose reply is a status); every other string was a bulk string.
+ * A reply that Redis sent as a simple string, as one again: a write's 'OK', and the reply of a read whose shape is
+ * a status (TYPE); every other string was a bulk string.
  */
-export function asStatus(command: string, value: unknown, write: boolean): unknown {
+export function asStatus(shape: ReplyShape | undefined, value: unknown, write: boolean): unknown {
   if (write && value === 'OK') return new StatusReply('OK')
-  if (command === 'type' && (typeof value === 'string' || Buffer.isBuffer(value)))
+  if (shape === 'status' && (typeof value === 'string' || Buffer.isBuffer(value)))
     return new StatusReply(value.toString())
   return value
 }

@@ -1,9 +1,10 @@
+import type { ReplyShape } from '@heatsink/commands'
 import { encodeNested, encodeReply } from './reply-codec.js'
 
 /**
- * How a command's reply looks in RESP3 where it differs from RESP2. The data-plane core holds replies as RESP2
- * gives them (L1, shared reads, split keys' aggregates); RESP3 carries the same data with richer types, chosen
- * by command (Redis's own reply code picks them the same way):
+ * How a reply looks in RESP3 where it differs from RESP2. The data-plane core holds replies as RESP2 gives them
+ * (L1, shared reads, split keys' aggregates); RESP3 carries the same data with richer types, chosen by the
+ * command's reply shape in @heatsink/commands (Redis's own reply code picks them the same way):
  * - plain: as RESP2, but nil is `_` (also inside arrays);
  * - map: HGETALL's field/value list as `%`;  set: SMEMBERS's members as `~`;
  * - double: a score (ZSCORE) as `,`;  doubles: ZMSCORE's list of scores;
@@ -11,29 +12,23 @@ import { encodeNested, encodeReply } from './reply-codec.js'
  */
 export type Resp3Shape = 'plain' | 'map' | 'set' | 'double' | 'doubles' | 'scored' | 'rank-score'
 
-const SCORED_RANGES: ReadonlySet<string> = new Set([
-  'zrange',
-  'zrangebyscore',
-  'zrevrange',
-  'zrevrangebyscore',
-])
-
-/** The RESP3 shape of `command`'s reply, given its arguments (WITHSCORES changes a range's). */
-export function resp3Shape(command: string, args: readonly Buffer[]): Resp3Shape {
-  switch (command) {
-    case 'hgetall':
+/** The RESP3 form of a reply of `shape` (the command's; undefined: not cacheable), given the call's arguments. */
+export function resp3Shape(shape: ReplyShape | undefined, args: readonly Buffer[]): Resp3Shape {
+  switch (shape) {
+    case 'pairs':
       return 'map'
-    case 'smembers':
+    case 'members':
       return 'set'
-    case 'zscore':
+    case 'score':
       return 'double'
-    case 'zmscore':
+    case 'scores':
       return 'doubles'
-    case 'zrank':
-    case 'zrevrank':
+    case 'rank':
       return hasFlag(args, 'withscore') ? 'rank-score' : 'plain'
+    case 'range':
+      return hasFlag(args, 'withscores') ? 'scored' : 'plain'
     default:
-      return SCORED_RANGES.has(command) && hasFlag(args, 'withscores') ? 'scored' : 'plain'
+      return 'plain'
   }
 }
 

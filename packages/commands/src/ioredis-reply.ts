@@ -1,22 +1,47 @@
+import type { CommandSpec } from './command-spec.js'
+import type { ReplyShape } from './reply-shape.js'
+
+type Decode = (raw: unknown) => unknown
+
+// How ioredis hands each shape to a caller that asked for strings: Buffers decoded as UTF-8 (nested too), and
+// HGETALL's pairs made an object (its one reply transformer among the cacheable commands). A Record, so that a new
+// shape cannot compile without its decision here.
+const IOREDIS_DECODE: Readonly<Record<ReplyShape, Decode>> = {
+  bulk: toStrings,
+  status: toStrings,
+  integer: toStrings,
+  bulks: toStrings,
+  integers: toStrings,
+  position: toStrings,
+  pairs: (raw) => {
+    const decoded = toStrings(raw)
+    return Array.isArray(decoded) ? pairsToObject(decoded) : decoded
+  },
+  members: toStrings,
+  score: toStrings,
+  scores: toStrings,
+  range: toStrings,
+  rank: toStrings,
+}
+
 /**
- * A parser reply as ioredis hands it to a caller that asked for strings: Buffers decoded as UTF-8, and HGETALL's
- * pairs made an object (ioredis's one reply transformer for the cacheable commands). Computed once per cached
- * reply; callers get it through `fresh`, because ioredis gives every caller objects of its own.
+ * A cacheable command's reply as the parser gave it, as ioredis hands it to a caller that asked for strings (not
+ * `getBuffer` and the like: ioredis itself decodes those). Computed once per cached reply; callers get it through
+ * `freshReply`, because ioredis gives every caller objects of its own.
  */
-export function decodeReply(command: string, raw: unknown): unknown {
-  const decoded = toStrings(raw)
-  return command === 'hgetall' && Array.isArray(decoded) ? pairsToObject(decoded) : decoded
+export function ioredisReply(spec: CommandSpec, raw: unknown): unknown {
+  return spec.reply === undefined ? toStrings(raw) : IOREDIS_DECODE[spec.reply](raw)
 }
 
 /** A value of the caller's own: strings and numbers are immutable and shared, arrays and objects copied. */
-export function fresh(decoded: unknown): unknown {
+export function freshReply(decoded: unknown): unknown {
   if (decoded === null || typeof decoded !== 'object') return decoded
   if (!Array.isArray(decoded)) return { ...decoded }
   // One copy of the array whole; only nested arrays and objects (rare: most cached replies are flat) copied again.
   const copy = decoded.slice()
   for (let i = 0; i < copy.length; i++) {
     const item = copy[i]
-    if (item !== null && typeof item === 'object') copy[i] = fresh(item)
+    if (item !== null && typeof item === 'object') copy[i] = freshReply(item)
   }
   return copy
 }
