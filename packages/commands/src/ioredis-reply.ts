@@ -35,13 +35,17 @@ export function ioredisReply(spec: CommandSpec, raw: unknown): unknown {
 
 /** A value of the caller's own: strings and numbers are immutable and shared, arrays and objects copied. */
 export function freshReply(decoded: unknown): unknown {
-  if (decoded === null || typeof decoded !== 'object') return decoded
+  // Kept apart from the copying, which recurses: V8 inlines this test into an L1 hit, where most replies are strings.
+  return decoded === null || typeof decoded !== 'object' ? decoded : copied(decoded)
+}
+
+function copied(decoded: object): object {
   if (!Array.isArray(decoded)) return { ...decoded }
   // One copy of the array whole; only nested arrays and objects (rare: most cached replies are flat) copied again.
   const copy = decoded.slice()
   for (let i = 0; i < copy.length; i++) {
     const item = copy[i]
-    if (item !== null && typeof item === 'object') copy[i] = freshReply(item)
+    if (item !== null && typeof item === 'object') copy[i] = copied(item)
   }
   return copy
 }

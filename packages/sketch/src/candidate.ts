@@ -21,6 +21,8 @@ export class Candidate {
   /** Count when last placed in the heap; below `count` means the heap position is stale. */
   priority: number
   heapIndex: number
+  /** Pinned (WindowRecorder.pin): never evicted, so a caller may keep this object and count through it. */
+  pinned: boolean
 
   constructor(key: string, depth: number) {
     this.key = key
@@ -35,5 +37,6 @@ export class Candidate {
     this.sampleHits = 0
     this.priority = 0
     this.heapIndex = -1
+    this.pinned = false
   }
 }

@@ -1,3 +1,4 @@
+export type { Candidate } from './candidate.js'
 export { type Clock, ManualClock, systemClock } from './clock.js'
 export {
   CountMinSketch,

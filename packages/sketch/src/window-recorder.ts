@@ -157,6 +157,7 @@ export class WindowRecorder {
       if (wanted.has(key)) continue
       this.#pinned.delete(key)
       this.#byKey.delete(key)
+      candidate.pinned = false
       this.sketch.addAtCells(candidate.cells, candidate.count - candidate.prior)
       this.#samples.fold(candidate)
     }
@@ -175,8 +176,24 @@ export class WindowRecorder {
         candidate.prior = estimate
         this.#byKey.set(key, candidate)
       }
+      candidate.pinned = true
       this.#pinned.set(key, candidate)
     }
+  }
+
+  /**
+   * The candidate that counts pinned `key`, or undefined when the key is not pinned. A caller that keeps it may
+   * count the key through recordPinned() while its `pinned` stays true, with no lookup by name.
+   */
+  pinnedCandidate(key: string): Candidate | undefined {
+    return this.#pinned.get(key)
+  }
+
+  /** As record() for the key a pinned candidate counts (see pinnedCandidate; check `pinned` first). */
+  recordPinned(candidate: Candidate, write: boolean, forms: number): number {
+    this.#total++
+    candidate.forms |= forms
+    return this.#countCandidate(candidate, candidate.key, write)
   }
 
   /** Start of the open window (epoch ms). */

@@ -237,6 +237,33 @@ describe('WindowRecorder, tuned by the control plane', () => {
   })
 })
 
+describe('WindowRecorder, counting through a pinned candidate', () => {
+  it('counts through a kept candidate exactly as by name, across windows, and says when the key is no longer pinned', () => {
+    const byName = new WindowRecorder({ topK: 2, capacity: 2, reportFloor: 100 })
+    const byCandidate = new WindowRecorder({ topK: 2, capacity: 2, reportFloor: 100 })
+    for (const recorder of [byName, byCandidate]) recorder.pin(['hot'])
+    expect(byName.pinnedCandidate('cold')).toBeUndefined()
+    const candidate = byCandidate.pinnedCandidate('hot')
+    if (candidate === undefined) throw new Error('a pinned key has a candidate')
+    for (let window = 1; window <= 2; window++) {
+      for (let i = 0; i < 7; i++) {
+        byName.record('hot', false, 4)
+        byCandidate.recordPinned(candidate, false, 4)
+      }
+      byName.record('hot', true)
+      byCandidate.recordPinned(candidate, true, 0)
+      const [a, b] = [byName.rollover(window * 1000), byCandidate.rollover(window * 1000)]
+      expect(b.hitters).toEqual(a.hitters)
+      expect(b.total).toBe(a.total)
+      expect(b.hitters).toContainEqual({ key: 'hot', count: 8, reads: 7, writes: 1, misses: 0, forms: 4 })
+    }
+    expect(candidate.pinned).toBe(true)
+    byCandidate.pin([])
+    expect(candidate.pinned).toBe(false)
+    expect(byCandidate.pinnedCandidate('hot')).toBeUndefined()
+  })
+})
+
 describe('WindowRecorder, error sampling', () => {
   it("counts a fingerprint-chosen share of keys exactly, through admissions and evictions, beside the sketch's estimates", () => {
     const recorder = new WindowRecorder({ errorSampling: 16, capacity: 64, topK: 8, width: 256 })

@@ -11,7 +11,7 @@ import type { CachedReply, ReplyCache, ReplyFill } from '../l1/reply-cache.js'
 import type { HotKey } from '../registry/hot-key.js'
 import { SplitKeys, type SplitWait } from '../split/split-keys.js'
 import { missSampleWeight } from './miss-sampling.js'
-import { recordCommand } from './record-command.js'
+import { recordCommand, recordRegistered } from './record-command.js'
 import { ReplyFlights } from './reply-flights.js'
 import { type AfterRoute, type ConnectionState, FALL_THROUGH, type Route } from './route.js'
 import { ScriptBarriers, writesUndeclared } from './script-barriers.js'
@@ -206,7 +206,7 @@ export class CommandRouter {
     const counters = this.#parts.counters
     counters.requests++
     counters.reads++
-    this.#record(spec, args, name, false)
+    recordRegistered(this.#parts.recorder, spec, args, name, hot)
     this.#hit(name, hot, cached)
     return cached
   }
@@ -246,7 +246,10 @@ export class CommandRouter {
     const name = keyText(key)
     // The registry lookup first: it leaves V8's hash of the string cached for the recorder's candidate lookup.
     const hot = lookup(name)
-    const reads = this.#record(spec, args, name, false)
+    const reads =
+      hot === undefined
+        ? this.#record(spec, args, name, false)
+        : recordRegistered(this.#parts.recorder, spec, args, name, hot)
     counters.reads++
     if (hot === undefined) {
       // Misses count only for keys the recorder tracks, from the replies missSampleWeight picks: watching a

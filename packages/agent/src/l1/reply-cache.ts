@@ -45,6 +45,12 @@ const TOUCH_EVERY_MS = 100
 /** The replies Redis gave for one key, by command signature (see signatureOf), and their estimated bytes. */
 export class KeyReplies {
   readonly bySignature = new Map<string, CachedReply>()
+  /**
+   * The reply the entry was created with, and its signature: most hot keys are read by one command (GET k), whose
+   * hit then compares a string rather than looking it up in bySignature. Replies are only ever added, so it holds.
+   */
+  readonly firstSignature: string
+  readonly first: CachedReply
   /** How each reply was filled: a refresh ahead of expiry fills them again. */
   readonly fills = new Map<string, Fill>()
   bytes = OBJECT_OVERHEAD_BYTES
@@ -57,8 +63,16 @@ export class KeyReplies {
   /** The slot that points here (see ReplySlot), cleared when the entry leaves. */
   slot: ReplySlot | undefined
 
-  constructor(name: string) {
+  constructor(name: string, signature: string, first: CachedReply) {
     this.bytes += 2 * name.length
+    this.firstSignature = signature
+    this.first = first
+    this.bySignature.set(signature, first)
+  }
+
+  /** The reply cached for `signature`, or undefined. */
+  reply(signature: string): CachedReply | undefined {
+    return signature === this.firstSignature ? this.first : this.bySignature.get(signature)
   }
 }
 
@@ -85,7 +99,7 @@ export class ReplyCache extends GatedCache<KeyReplies, Map<string, Promise<unkno
   get(name: string, signature: string): CachedReply | undefined {
     const entry = this.lru.get(name, GET_OPTIONS)
     this.#lastTouched = entry
-    return entry?.bySignature.get(signature)
+    return entry?.reply(signature)
   }
 
   /**
@@ -98,7 +112,7 @@ export class ReplyCache extends GatedCache<KeyReplies, Map<string, Promise<unkno
     if (entry !== undefined) {
       const now = this.now()
       if (now < entry.expiresAt && (entry === this.#lastTouched || now - entry.touchedAt < TOUCH_EVERY_MS)) {
-        return entry.bySignature.get(signature)
+        return entry.reply(signature)
       }
     }
     const found = this.lru.get(slot.key, GET_OPTIONS)
@@ -110,7 +124,7 @@ export class ReplyCache extends GatedCache<KeyReplies, Map<string, Promise<unkno
       found.slot = slot
       slot.replies = found
     }
-    return found.bySignature.get(signature)
+    return found.reply(signature)
   }
 
   protected override dropped(entry: KeyReplies): void {
@@ -205,9 +219,8 @@ export class ReplyCache extends GatedCache<KeyReplies, Map<string, Promise<unkno
     }
     const lifetime = this.refillLifetime(name, pttl)
     if (lifetime < 1) return
-    const created = new KeyReplies(name)
+    const created = new KeyReplies(name, signature, new CachedReply(ownedReply(reply)))
     if (!this.fits(created.bytes + bytes)) return
-    created.bySignature.set(signature, new CachedReply(ownedReply(reply)))
     created.fills.set(signature, fill)
     created.bytes += bytes
     const now = this.now()
