@@ -32,7 +32,7 @@ export function recordRegistered(
   hot: HotKey,
 ): number {
   const candidate = hot.candidate
-  if (candidate?.pinned === true && spec.form !== 0) return recorder.recordPinned(candidate, false, spec.form)
-  hot.candidate = recorder.pinnedCandidate(name)
+  if (candidate?.pinned !== true) hot.candidate = recorder.pinnedCandidate(name)
+  else if (spec.form !== 0) return recorder.recordPinned(candidate, false, spec.form)
   return recordCommand(recorder, spec, args, name, false)
 }
