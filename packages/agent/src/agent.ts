@@ -387,11 +387,6 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     }
   }
 
-  /** The registered keys by name (RegistryView.byKey). */
-  get registered(): ReadonlyMap<string, HotKey> {
-    return this.#view.byKey
-  }
-
   /** True while some key is local_cache: until then no read can be an L1 hit, and clients need not look. */
   get servesFromL1(): boolean {
     return this.#localCacheKeys > 0

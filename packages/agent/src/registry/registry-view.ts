@@ -42,11 +42,6 @@ const MAX_RELOADS_IN_A_ROW = 5
  */
 export class RegistryView {
   readonly #keys = new Map<string, HotKey>()
-  /**
-   * The registered keys by name, read-only: the same Map for the view's whole life, so that a hot path may hold
-   * it and look a key up with no call in between (the ioredis front door's fast read).
-   */
-  readonly byKey: ReadonlyMap<string, HotKey> = this.#keys
   readonly #options: RegistryViewOptions
   #version = 0
   #loaded = false
