@@ -1,9 +1,8 @@
-import { type CommandSpec, ioredisReply, lookupCommand } from '@heatsink/commands'
+import { type CommandSpec, lookupCommand } from '@heatsink/commands'
 import type { Cluster, Command, Redis } from 'ioredis'
 import type { CommandRouter } from './data-plane/command-router.js'
 import { ConnectionState } from './data-plane/route.js'
 import { carryRoute, type RoutableCommand } from './ioredis/carry-route.js'
-import { NOT_DECODED } from './l1/reply-cache.js'
 
 /** The ioredis methods createAgent's API answers through the router, beside getOrLoad. */
 export const AGENT_COMMANDS = [
@@ -77,8 +76,7 @@ export function agentCommands(data: Redis | Cluster, router: CommandRouter): Rec
       const hot = router.localCacheKey(key)
       const cached = hot === undefined ? undefined : router.peek(GET_SPEC, key, hot)
       if (cached !== undefined) {
-        if (cached.decoded === NOT_DECODED) cached.decoded = ioredisReply(GET_SPEC, cached.raw)
-        return Promise.resolve(cached.decoded)
+        return Promise.resolve(cached.decoded(GET_SPEC))
       }
     }
     return get(...args)

@@ -1,14 +1,7 @@
-import {
-  CACHEABLE_COMMANDS,
-  type CommandSpec,
-  freshReply,
-  ioredisReply,
-  lookupCommand,
-} from '@heatsink/commands'
+import { CACHEABLE_COMMANDS, type CommandSpec, freshReply, lookupCommand } from '@heatsink/commands'
 import type { Callback, Command } from 'ioredis'
 import type { Agent } from '../agent.js'
 import { ConnectionState, type Route } from '../data-plane/route.js'
-import { NOT_DECODED } from '../l1/reply-cache.js'
 import type { HotKey } from '../registry/hot-key.js'
 import type { RoutableCommand } from './carry-route.js'
 import { type HeatsinkHandle, handleFor } from './heatsink-handle.js'
@@ -126,9 +119,7 @@ export class FrontDoor {
     // likely admitted that very string, and then matches it by identity rather than by comparing characters.
     const cached = agent.router.peek(spec, key.length === hot.key.length ? key : hot.key, hot, args)
     if (cached === undefined) return undefined
-    let decoded = cached.decoded
-    if (decoded === NOT_DECODED) decoded = cached.decoded = ioredisReply(spec, cached.raw)
-    const reply = Promise.resolve(freshReply(decoded))
+    const reply = Promise.resolve(freshReply(cached.decoded(spec)))
     if (callback !== undefined) reply.then((value) => callBack(callback, value))
     return reply
   }

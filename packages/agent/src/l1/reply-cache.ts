@@ -1,3 +1,4 @@
+import { type CommandSpec, ioredisReply } from '@heatsink/commands'
 import { GatedCache } from './gated-cache.js'
 import { refreshDelay } from './refresh-ahead.js'
 import { OBJECT_OVERHEAD_BYTES, ownedReply, retainedBytes } from './retained-bytes.js'
@@ -16,15 +17,23 @@ const GET_OPTIONS = {}
  */
 export class CachedReply {
   readonly raw: unknown
-  decoded: unknown = NOT_DECODED
+  #decoded: unknown = undefined
+  // A boolean of its own rather than a marker value in #decoded: comparing a decoded string with a marker symbol
+  // was a generic comparison (a call) on every hit; testing a boolean is one instruction.
+  #isDecoded = false
 
   constructor(raw: unknown) {
     this.raw = raw
   }
-}
 
-/** `CachedReply.decoded` before anyone asked for it. */
-export const NOT_DECODED: unique symbol = Symbol('not decoded')
+  /** The reply as ioredis would have decoded it for `spec`'s command, worked out on the first call only. */
+  decoded(spec: CommandSpec): unknown {
+    if (this.#isDecoded) return this.#decoded
+    this.#decoded = ioredisReply(spec, this.raw)
+    this.#isDecoded = true
+    return this.#decoded
+  }
+}
 
 /** How a reply of a key is read again from Redis (the fill that cached it). */
 type Fill = () => Promise<ReplyFill>

@@ -23,6 +23,8 @@ export class HotKey {
   replies: KeyReplies | undefined = undefined
   /** The recorder's candidate counting this key while it is pinned (see recordRegistered), else undefined. */
   candidate: Candidate | undefined = undefined
+  /** True while the registry view holds this key; false once demoted (a later promotion is a new HotKey). */
+  registered = true
 
   constructor(entry: RegistryEntry, strategy: MitigationStrategy) {
     this.key = entry.key

@@ -260,6 +260,7 @@ export class RegistryView {
     const hot = this.#keys.get(key)
     if (hot === undefined) return
     this.#keys.delete(key)
+    hot.registered = false
     this.#options.onChange(hot, hot.mitigation, undefined)
   }
 }
