@@ -1,4 +1,4 @@
-import { createNames, decodeReport, STREAM_FIELD, type WindowReport } from '@heatsink/protocol'
+import { createNames } from '@heatsink/protocol'
 import { ManualClock } from '@heatsink/sketch'
 import { unwrapStored } from '@heatsink/stampede'
 import { useTestRedis } from '@heatsink/test'
@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import { publishRegistry } from '../src/testing.js'
 import { controlledLoader, startMonitor, useAgents, waitFor } from './support/helpers.js'
+import { windowReports } from './support/window-reports.js'
 
 const redis = useTestRedis()
 const newAgent = useAgents(redis)
@@ -16,12 +17,7 @@ function keyOf(name: string): string {
   return `${redis().namespace}:${name}`
 }
 
-async function reports(client: Redis, agentId: string): Promise<WindowReport[]> {
-  const entries = await client.xrange(createNames(redis().namespace).reportStreamFor(agentId), '-', '+')
-  return entries
-    .map(([, fields]) => decodeReport(fields[fields.indexOf(STREAM_FIELD) + 1] as string))
-    .filter((report) => report.agentId === agentId)
-}
+const reports = (client: Redis, agentId: string) => windowReports(client, redis().namespace, agentId)
 
 describe('the coalesce mitigation on plain reads', () => {
   it('turns 1,000 concurrent GETs of the key into one Redis GET per agent', async () => {

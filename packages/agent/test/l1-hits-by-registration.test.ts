@@ -1,22 +1,18 @@
-import { createNames, decodeReport, STREAM_FIELD, type WindowReport } from '@heatsink/protocol'
+import { createNames } from '@heatsink/protocol'
 import { ManualClock } from '@heatsink/sketch'
 import { useTestRedis } from '@heatsink/test'
 import type { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import { demoteRegistry, publishRegistry } from '../src/testing.js'
 import { useAgents, waitFor } from './support/helpers.js'
+import { windowReports } from './support/window-reports.js'
 
 const redis = useTestRedis()
 const newAgent = useAgents(redis)
 
 const START = 1_700_000_000_000
 
-async function reports(client: Redis, agentId: string): Promise<WindowReport[]> {
-  const entries = await client.xrange(createNames(redis().namespace).reportStreamFor(agentId), '-', '+')
-  return entries
-    .map(([, fields]) => decodeReport(fields[fields.indexOf(STREAM_FIELD) + 1] as string))
-    .filter((report) => report.agentId === agentId)
-}
+const reports = (client: Redis, agentId: string) => windowReports(client, redis().namespace, agentId)
 
 // The router remembers the local_cache key it found last, so that a key read again and again by one string skips
 // the registry's lookup. These reads all use one string: what they are counted to must follow the registry.

@@ -1,9 +1,7 @@
 import {
   createNames,
   type DetectionTuning,
-  decodeReport,
   encodeTuning,
-  STREAM_FIELD,
   signRegistryMessage,
   WIRE_VERSION,
   type WindowReport,
@@ -14,17 +12,14 @@ import type { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import { publishRegistry } from '../src/testing.js'
 import { useAgents, waitFor } from './support/helpers.js'
+import { windowReports } from './support/window-reports.js'
 
 const redis = useTestRedis()
 const newAgent = useAgents(redis)
 const START = 1_700_000_000_000
 
 async function finalReports(client: Redis, agentId: string): Promise<WindowReport[]> {
-  const stream = createNames(redis().namespace).reportStreamFor(agentId)
-  const entries = await client.xrange(stream, '-', '+')
-  return entries
-    .map(([, fields]) => decodeReport(fields[fields.indexOf(STREAM_FIELD) + 1] as string))
-    .filter((report) => report.agentId === agentId && !report.partial)
+  return (await windowReports(client, redis().namespace, agentId)).filter((report) => !report.partial)
 }
 
 function tuning(watch: string[], reportFloor = 100): DetectionTuning {

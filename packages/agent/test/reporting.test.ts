@@ -1,5 +1,5 @@
 import { freePort } from '@heatsink/devservices'
-import { createNames, decodeReport, STREAM_FIELD, type WindowReport } from '@heatsink/protocol'
+import { createNames } from '@heatsink/protocol'
 import { ManualClock, WindowRecorder } from '@heatsink/sketch'
 import { useTestRedis } from '@heatsink/test'
 import { exactCounts, zipfStream } from '@heatsink/workload'
@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest'
 import { AgentNotReadyError, createAgent, REPORT_STREAM_TTL_MS } from '../src/index.js'
 import { publishRegistry } from '../src/testing.js'
 import { useAgents, waitFor } from './support/helpers.js'
+import { windowReports } from './support/window-reports.js'
 
 const redis = useTestRedis()
 const newAgent = useAgents(redis)
@@ -15,14 +16,7 @@ const newAgent = useAgents(redis)
 // Aligned to the window, so the first window starts exactly at the clock's start.
 const START = 1_700_000_000_000
 
-async function reports(client: Redis, agentId: string): Promise<WindowReport[]> {
-  const stream = createNames(redis().namespace).reportStreamFor(agentId)
-  const entries = await client.xrange(stream, '-', '+')
-  return entries
-    .map(([, fields]) => fields[fields.indexOf(STREAM_FIELD) + 1] as string)
-    .map(decodeReport)
-    .filter((report) => report.agentId === agentId)
-}
+const reports = (client: Redis, agentId: string) => windowReports(client, redis().namespace, agentId)
 
 describe('window reports', () => {
   it('reach the stream with counts that match the exact counts within the sketch error bound', async () => {
