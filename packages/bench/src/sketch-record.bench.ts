@@ -18,9 +18,10 @@ function prebuilt(label: string, stream: readonly string[]): Workload {
 
 /**
  * Recording one request in the sketch, hashing and candidate upkeep included, for keys like `product:12345`,
- * against the obvious alternative: an exact Map counter, which costs memory per distinct key. Three workloads:
+ * against the obvious alternative: an exact Map counter, which costs memory per distinct key. Five workloads:
  * 100k keys whose strings already exist (memory-bound: the strings do not fit in cache), the same keys built
- * fresh per request as an application does (no cached string hash), and 1,000 keys that stay in cache.
+ * fresh per request as an application does (no cached string hash), 1,000 keys that stay in cache, and uniform
+ * traffic over 100k short names and over 10k long ones.
  */
 export function benchSketchRecord(): ResultRow[] {
   const zipf = zipfStream({ length: STREAM_LENGTH, keys: KEYS, s: 1.1, seed: 1 })
@@ -30,6 +31,16 @@ export function benchSketchRecord(): ResultRow[] {
     { label: 'zipf 1.1, 100k keys built per request', keyAt: (i) => `product:${ids[i]}` },
     prebuilt('zipf 1.1, 1k keys', zipfStream({ length: STREAM_LENGTH, keys: 1000, s: 1.1, seed: 1 })),
     prebuilt('uniform, 100k keys', uniformStream({ length: STREAM_LENGTH, keys: KEYS, seed: 1 })),
+    // Names of 40-odd characters, as a namespaced application's: hashed from their UTF-8 bytes (key-hasher.ts).
+    prebuilt(
+      'uniform, 10k keys of 40+ characters',
+      uniformStream({
+        length: STREAM_LENGTH,
+        keys: 10_000,
+        seed: 1,
+        keyName: (i) => `checkout-service:tenant-42:cart:${i}:lines`,
+      }),
+    ),
   ]
   const rows: ResultRow[] = []
   for (const { label, keyAt } of workloads) {

@@ -113,6 +113,8 @@ export class WindowRecorder {
   #windowStart: number
   #total = 0
   #overflowed = 0
+  // Keys that became tracked (admitted or pinned), ever: #drain looks a pending key up only after one did.
+  #trackedSoFar = 0
 
   constructor(options: WindowRecorderOptions = {}) {
     this.sketch = new CountMinSketch(options)
@@ -175,6 +177,7 @@ export class WindowRecorder {
         candidate.count = estimate
         candidate.prior = estimate
         this.#byKey.set(key, candidate)
+        this.#trackedSoFar++
       }
       candidate.pinned = true
       this.#pinned.set(key, candidate)
@@ -233,11 +236,13 @@ export class WindowRecorder {
     this.#pending = 0
     const keys = this.#pendingKeys
     const writes = this.#pendingWrites
+    const trackedBefore = this.#trackedSoFar
     for (let i = 0; i < count; i++) {
       const key = keys[i] as string
       const write = writes[i] === 1
-      // A key admitted by an earlier entry of this batch is a candidate now, counted exactly from here on.
-      const candidate = this.#byKey.get(key)
+      // A key admitted by an earlier entry of this batch is a candidate now, counted exactly from here on; record()
+      // found none of the batch's keys tracked, so until a key is newly tracked there is none to look for.
+      const candidate = this.#trackedSoFar === trackedBefore ? undefined : this.#byKey.get(key)
       if (candidate !== undefined) this.#countCandidate(candidate, key, write)
       else this.#recordCold(key, write)
     }
@@ -422,6 +427,7 @@ export class WindowRecorder {
     candidate.cells.set(this.#scratch)
     this.#heap.push(candidate)
     this.#byKey.set(key, candidate)
+    this.#trackedSoFar++
     if (estimate === this.fastFloor || (estimate > this.fastFloor && estimate - 1 < this.fastFloor)) {
       this.#onFloorCrossed?.(key, estimate)
     }
