@@ -37,3 +37,8 @@ export interface WorkerWindow {
   /** Exact requests per key it generated in the window, over all its agents. */
   exact: Array<[string, number]>
 }
+
+/** The id simulated agent `index` reports under (and so the report stream it writes to). */
+export function fleetAgentId(index: number): string {
+  return `fleet-agent-${index}`
+}

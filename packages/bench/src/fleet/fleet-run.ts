@@ -2,7 +2,7 @@ import { fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { createNames, type RegistrySnapshot } from '@heatsink/protocol'
 import type { Redis } from 'ioredis'
-import type { PlantedKey, WorkerPlan, WorkerWindow } from './fleet-plan.js'
+import { fleetAgentId, type PlantedKey, type WorkerPlan, type WorkerWindow } from './fleet-plan.js'
 
 export type { PlantedKey } from './fleet-plan.js'
 
@@ -87,9 +87,44 @@ export async function runFleet(scenario: FleetScenario): Promise<FleetOutcome> {
     })
   })
   await Promise.all(runs)
-  // The last window's reports are read and summed within a second.
+  // The outcome is what detection made of every report, so it is judged once the aggregator has applied them all:
+  // on a loaded machine its ingest runs seconds behind the agents, and a key exactly at the threshold crosses
+  // only when the last agent's report for a window is in. Then a second for the crossings' promotions to publish.
+  await reportsApplied(scenario, Date.now() + INGEST_DEADLINE_MS)
   await new Promise((resolve) => setTimeout(resolve, Math.max(1000, 2 * windowMs)))
   return judge(scenario, truth, bytes, floor, await promotedKeys(scenario))
+}
+
+const INGEST_DEADLINE_MS = 30_000
+
+// Waits until the aggregators' consumer group has read and acknowledged every report of the fleet's streams (or
+// the deadline passes: the judgment then shows what was missed).
+async function reportsApplied(
+  { redis, namespace, fleetSize }: FleetScenario,
+  deadline: number,
+): Promise<void> {
+  const names = createNames(namespace)
+  const streams = new Set(Array.from({ length: fleetSize }, (_, i) => names.reportStreamFor(fleetAgentId(i))))
+  while (Date.now() < deadline) {
+    const pipeline = redis.pipeline()
+    for (const stream of streams) pipeline.xinfo('GROUPS', stream)
+    const replies = (await pipeline.exec()) ?? []
+    const behind = replies.some(([error, groups]) => {
+      const group = (error === null ? (groups as unknown[][]) : [])
+        .map(fieldsOf)
+        .find((g) => g.name === names.consumerGroup)
+      return group === undefined || Number(group.lag ?? 1) !== 0 || Number(group.pending) !== 0
+    })
+    if (!behind) return
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+}
+
+// XINFO GROUPS gives each group as a flat list of field names and values.
+function fieldsOf(flat: unknown[]): Record<string, unknown> {
+  const fields: Record<string, unknown> = {}
+  for (let i = 0; i + 1 < flat.length; i += 2) fields[String(flat[i])] = flat[i + 1]
+  return fields
 }
 
 async function promotedKeys({ redis, namespace }: FleetScenario): Promise<Set<string>> {

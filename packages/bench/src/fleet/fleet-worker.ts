@@ -7,7 +7,7 @@ import { compactCandidate, createNames, encodeReport, STREAM_FIELD, WIRE_VERSION
 import { WindowRecorder } from '@heatsink/sketch'
 import { keyNames, seededRandom, ZipfSampler } from '@heatsink/workload'
 import { Redis } from 'ioredis'
-import type { PlantedKey, WorkerPlan, WorkerWindow } from './fleet-plan.js'
+import { fleetAgentId, type PlantedKey, type WorkerPlan, type WorkerWindow } from './fleet-plan.js'
 
 const plan = await new Promise<WorkerPlan>((resolve) => process.once('message', resolve))
 const { namespace, windowMs, firstAgent, agentCount, fleetSize, start } = plan
@@ -36,7 +36,7 @@ const agents = Array.from({ length: agentCount }, (_, i) => {
     log: silent,
   })
   const zipf = new ZipfSampler(background.length, plan.zipfS, seededRandom(plan.seed * 7919 + index))
-  return { id: `fleet-agent-${index}`, index, recorder, tuning, zipf, seq: 0 }
+  return { id: fleetAgentId(index), index, recorder, tuning, zipf, seq: 0 }
 })
 
 function applyTuning(text: string): void {
