@@ -43,7 +43,15 @@ export async function startSuiteRedis(): Promise<SuiteProcess> {
  * The built proxy (`node services/proxy/dist/main.js`) on a free port in front of the Redis at `redisPort`, its
  * agent's streams and channels on the control Redis at `controlPort`.
  */
-export async function startProxy(
+export function startProxy(
+  redisPort: number,
+  controlPort: number,
+  namespace: string,
+): Promise<SuiteProcess & { readonly metricsPort: number }> {
+  return onFreshPorts(() => startProxyOnce(redisPort, controlPort, namespace))
+}
+
+async function startProxyOnce(
   redisPort: number,
   controlPort: number,
   namespace: string,
@@ -70,7 +78,16 @@ export async function startProxy(
  * The built aggregator on a free port, on the control Redis at `controlPort` and the Postgres at `databaseUrl`, ready
  * when /readyz is.
  */
-export async function startAggregator(
+export function startAggregator(
+  controlPort: number,
+  databaseUrl: string,
+  namespace: string,
+  settings: Record<string, string>,
+): Promise<SuiteProcess> {
+  return onFreshPorts(() => startAggregatorOnce(controlPort, databaseUrl, namespace, settings))
+}
+
+async function startAggregatorOnce(
   controlPort: number,
   databaseUrl: string,
   namespace: string,
@@ -92,6 +109,18 @@ export async function startAggregator(
     { timeoutMs: START_TIMEOUT_MS, intervalMs: 100, giveUp: () => process.hasExited },
   )
   return readyOrStopped('aggregator', port, process, ready)
+}
+
+// A port found free can be taken before the process listens on it (another test's server, an outgoing connection's
+// ephemeral port): that start is tried again on new ports, up to three times in all.
+async function onFreshPorts<T>(start: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start()
+    } catch (error) {
+      if (attempt >= 3 || !(error as Error).message.includes('EADDRINUSE')) throw error
+    }
+  }
 }
 
 function startNode(name: string, main: string, env: Record<string, string>): ServerProcess {
