@@ -13,7 +13,7 @@ const encoder = new TextEncoder()
 const sharedBytes = new Uint8Array(BUFFER_CHARS * 3 + 4)
 const sharedWords = new Int32Array(sharedBytes.buffer)
 // The words are read in the machine's byte order; fingerprints must not depend on it (error sampling picks the
-// same keys on every agent), so a big-endian machine reads them through a DataView.
+// same keys on every agent), so a big-endian machine swaps each word's bytes first.
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1
 
 /**
@@ -79,29 +79,23 @@ export class KeyHasher {
     bytes[length + 1] = 0
     bytes[length + 2] = 0
     const count = (length + 3) >>> 2
+    if (!LITTLE_ENDIAN) for (let w = 0; w < count; w++) words[w] = byteSwapped(words[w] as number)
     let h1 = this.#seed1
     let h2 = this.#seed2
     let i = 0
-    if (LITTLE_ENDIAN) {
-      for (; i + 1 < count; i += 2) {
-        h1 = Math.imul(h1 ^ (words[i] as number), 0x01000193)
-        h1 = (h1 << 15) | (h1 >>> 17)
-        h2 = Math.imul(h2 ^ (words[i + 1] as number), 0x9e3779b1)
-        h2 = (h2 << 13) | (h2 >>> 19)
-      }
-      if (i < count) h1 = Math.imul(h1 ^ (words[i] as number), 0x01000193)
-    } else {
-      const view = new DataView(bytes.buffer)
-      for (; i + 1 < count; i += 2) {
-        h1 = Math.imul(h1 ^ view.getInt32(4 * i, true), 0x01000193)
-        h1 = (h1 << 15) | (h1 >>> 17)
-        h2 = Math.imul(h2 ^ view.getInt32(4 * i + 4, true), 0x9e3779b1)
-        h2 = (h2 << 13) | (h2 >>> 19)
-      }
-      if (i < count) h1 = Math.imul(h1 ^ view.getInt32(4 * i, true), 0x01000193)
+    for (; i + 1 < count; i += 2) {
+      h1 = Math.imul(h1 ^ (words[i] as number), 0x01000193)
+      h1 = (h1 << 15) | (h1 >>> 17)
+      h2 = Math.imul(h2 ^ (words[i + 1] as number), 0x9e3779b1)
+      h2 = (h2 << 13) | (h2 >>> 19)
     }
+    if (i < count) h1 = Math.imul(h1 ^ (words[i] as number), 0x01000193)
     // Each lane saw half the words: the finalisers mix both into each output, so a change in any word moves both.
     this.h1 = fmix32(h1 ^ Math.imul(h2, 0x85ebca6b) ^ length) | 0
     this.h2 = fmix32(h2 ^ Math.imul(h1, 0xc2b2ae35) ^ (length << 8)) | 0
   }
+}
+
+function byteSwapped(word: number): number {
+  return ((word & 0xff) << 24) | ((word & 0xff00) << 8) | ((word >>> 8) & 0xff00) | (word >>> 24)
 }
