@@ -36,5 +36,5 @@ describe('replica_read through a Sentinel failover (a primary, two replicas), th
     expect(figures.maxAgeMs).toBeLessThanOrEqual(MAX_LAG_MS)
     expect(figures.replicasAfter).toBe(1)
     expect((figures.sharesAfter[0] as number) / 200).toBeLessThanOrEqual(0.4)
-  }, 60_000)
+  }, 120_000)
 })

@@ -95,6 +95,7 @@ export function replicaReadThroughFailover(
       (await Promise.all(sentinels.servers.map(answers))).filter((s) => s !== undefined)
     const readers = async () => (await alive()).filter((server) => address(server) !== address(next))
     await spreadHolds(client, key, async () => [next, ...(await readers())], 'every replica taking reads')
+    const spreadOn = next
     const allReadMs = Date.now() - switchedAt
     const measured = await reads.stop(writer)
     // 20 s: the agent asks one sentinel, and one that did not run the failover learns of it from the others'
@@ -114,6 +115,16 @@ export function replicaReadThroughFailover(
       throw new Error(`${error.message}; ${await replicaSetViews(sentinels, next)}`)
     })
     const droppedMs = Date.now() - switchedAt
+    // After a second promotion the first promoted server resyncs as a replica, and takes no reads until its lag
+    // is within the bound again: the shares are measured once the set is learnt for this primary too.
+    if (address(next) !== address(spreadOn)) {
+      await spreadHolds(
+        client,
+        key,
+        async () => [next, ...(await readers())],
+        'the replicas of the second primary',
+      )
+    }
     // GETs of 200 reads once settled: the new primary first, then the replicas (heartbeat polls included).
     const shares = await getsOn(client, key, [next, ...(await readers())])
     return {
