@@ -230,6 +230,7 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
     })
     this.#reporter = new Reporter({
       connection: parts.reportConnection,
+      timeoutMs: options.reportTimeoutMs,
       stream: names.reportStreamFor(options.agentId),
       agentId: options.agentId,
       recorder: this.#recorder,

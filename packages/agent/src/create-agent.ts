@@ -87,7 +87,7 @@ function openControl(
 }
 
 function openReportConnection(on: Redis | Cluster, options: ResolvedOptions): Redis | Cluster {
-  const own = roleOptions('report', options.agentId, { commandTimeout: options.reportTimeoutMs })
+  const own = roleOptions('report', options.agentId)
   if (!isClusterClient(on)) return on.duplicate({ ...own, ...followPrimary(on.options) })
   return on.duplicate([], {
     enableOfflineQueue: false,

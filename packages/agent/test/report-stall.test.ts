@@ -1,8 +1,9 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { ensureRedis, freePort, type RunningService, ServiceUnavailableError } from '@heatsink/devservices'
 import { createNames, decodeReport, STREAM_FIELD } from '@heatsink/protocol'
 import { createTestRedis, type TestRedis } from '@heatsink/test'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createAgent } from '../src/index.js'
+import { AGENT_CHANNELS, createAgent, type ReportDroppedEvent } from '../src/index.js'
 
 // CLIENT PAUSE stalls every client of a server, so this test gets a private one: on the shared server it
 // would stall the other test files' writes too.
@@ -53,6 +54,14 @@ describe('a Redis that stalls the report connection', () => {
       reportTimeoutMs: 200,
     })
     const admin = redis.client()
+    // A report stuck behind the pause fails at reportTimeoutMs, so the next window's report is tried again.
+    const timedOut: string[] = []
+    const onDropped = (event: unknown) => {
+      const dropped = event as ReportDroppedEvent
+      if (dropped.agentId === agentId && dropped.reason === 'failed')
+        timedOut.push(dropped.error?.message ?? '')
+    }
+    subscribe(AGENT_CHANNELS.reportDropped, onDropped)
     try {
       await agent.ready()
       const key = `${redis.namespace}:k`
@@ -64,6 +73,8 @@ describe('a Redis that stalls the report connection', () => {
       const during = await timedGets(() => agent.get(key), 1200)
       const stats = agent.stats()
       expect(stats.reportsDropped).toBeGreaterThanOrEqual(5)
+      expect(timedOut.length).toBeGreaterThanOrEqual(3)
+      expect(timedOut[0]).toBe('report timed out after 200 ms')
       expect(percentile(during, 0.5)).toBeLessThan(Math.max(2, 3 * percentile(before, 0.5)))
       expect(percentile(during, 0.99)).toBeLessThan(50)
       expect(during.length).toBeGreaterThan(before.length)
@@ -86,6 +97,7 @@ describe('a Redis that stalls the report connection', () => {
       // One report in flight at most, the rest dropped: the stream holds far fewer entries than windows passed.
       expect(agent.stats().reportsSent + agent.stats().reportsDropped).toBeGreaterThan(30)
     } finally {
+      unsubscribe(AGENT_CHANNELS.reportDropped, onDropped)
       await agent.close()
     }
   })
