@@ -262,8 +262,8 @@ function throwFailed(results: [Error | null, unknown][] | null): void {
 
 // The report's own deadline, rather than ioredis's commandTimeout on the connection: that option gives the
 // connection's commands a property the application's commands lack, and ioredis's code shared by both (writing a
-// command, settling its reply) then meets one shape of Command too many and turns megamorphic, costing every
-// request of the process (about 1,500 instructions per GET, measured with callgrind).
+// command, settling its reply) then met five shapes of Command and turned megamorphic for every request of the
+// process (V8's --log-ic, a drop-in client reading 10,000 keys; no such site with this timer).
 function within<T>(reply: Promise<T>, timeoutMs: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   const late = new Promise<never>((_, reject) => {
