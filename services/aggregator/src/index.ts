@@ -45,6 +45,7 @@ export {
   RegistryService,
   type RegistryServiceOptions,
 } from './registry/registry-service.js'
+export { type GroupBacklog, readGroupBacklog } from './reporting/stream-backlog.js'
 export { connectionOwner, type KeyOwner } from './storms/key-owner.js'
 export { MissStormLog, type RaisedStorm } from './storms/miss-storm-log.js'
 export {

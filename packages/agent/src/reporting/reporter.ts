@@ -232,7 +232,7 @@ export class Reporter {
       .xadd(stream, 'MAXLEN', '~', REPORT_STREAM_MAXLEN, '*', STREAM_FIELD, text)
       .pexpire(stream, REPORT_STREAM_TTL_MS)
       .exec()
-    this.#inFlight = within(sent, this.#options.timeoutMs)
+    this.#inFlight = failAfter(sent, this.#options.timeoutMs)
       .then(throwFailed)
       .then(
         () => {
@@ -264,7 +264,7 @@ function throwFailed(results: [Error | null, unknown][] | null): void {
 // connection's commands a property the application's commands lack, and ioredis's code shared by both (writing a
 // command, settling its reply) then met five shapes of Command and turned megamorphic for every request of the
 // process (V8's --log-ic, a drop-in client reading 10,000 keys; no such site with this timer).
-function within<T>(reply: Promise<T>, timeoutMs: number): Promise<T> {
+function failAfter<T>(reply: Promise<T>, timeoutMs: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`report timed out after ${timeoutMs} ms`)), timeoutMs)

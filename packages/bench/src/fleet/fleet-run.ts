@@ -1,5 +1,6 @@
 import { fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { readGroupBacklog } from '@heatsink/aggregator'
 import { createNames, type RegistrySnapshot } from '@heatsink/protocol'
 import type { Redis } from 'ioredis'
 import { fleetAgentId, type PlantedKey, type WorkerPlan, type WorkerWindow } from './fleet-plan.js'
@@ -104,27 +105,15 @@ async function reportsApplied(
   deadline: number,
 ): Promise<void> {
   const names = createNames(namespace)
-  const streams = new Set(Array.from({ length: fleetSize }, (_, i) => names.reportStreamFor(fleetAgentId(i))))
+  const streams = Array.from({ length: fleetSize }, (_, i) => names.reportStreamFor(fleetAgentId(i)))
+  const applied = async (stream: string) => {
+    const group = await readGroupBacklog(redis, stream, names.consumerGroup).catch(() => undefined)
+    return group?.backlog === 0 && group.pending === 0
+  }
   while (Date.now() < deadline) {
-    const pipeline = redis.pipeline()
-    for (const stream of streams) pipeline.xinfo('GROUPS', stream)
-    const replies = (await pipeline.exec()) ?? []
-    const behind = replies.some(([error, groups]) => {
-      const group = (error === null ? (groups as unknown[][]) : [])
-        .map(fieldsOf)
-        .find((g) => g.name === names.consumerGroup)
-      return group === undefined || Number(group.lag ?? 1) !== 0 || Number(group.pending) !== 0
-    })
-    if (!behind) return
+    if ((await Promise.all(streams.map(applied))).every(Boolean)) return
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
-}
-
-// XINFO GROUPS gives each group as a flat list of field names and values.
-function fieldsOf(flat: unknown[]): Record<string, unknown> {
-  const fields: Record<string, unknown> = {}
-  for (let i = 0; i + 1 < flat.length; i += 2) fields[String(flat[i])] = flat[i + 1]
-  return fields
 }
 
 async function promotedKeys({ redis, namespace }: FleetScenario): Promise<Set<string>> {
