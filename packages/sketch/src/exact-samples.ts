@@ -13,7 +13,7 @@ const MAX_SAMPLED_KEYS = 4096
  * candidate, and in its candidate's `sampleHits` while it is one.
  */
 export class ExactSamples {
-  // A key is sampled when (fingerprint >>> 16) & mask equals match (never, with sampling off).
+  // A key is sampled when the top bits of its lanes' mix, masked, equal match (never, with sampling off).
   readonly #mask: number
   readonly #match: number
   readonly #counts = new Map<string, number>()
@@ -32,9 +32,12 @@ export class ExactSamples {
     this.#match = sampling === 0 ? 1 : 0
   }
 
-  /** Whether the key whose fingerprint's second lane is `h2` is sampled. */
-  isSampled(h2: number): boolean {
-    return ((h2 >>> 16) & this.#mask) === this.#match
+  /**
+   * Whether the key whose fingerprint is h1, h2 is sampled: chosen by a mix of both lanes, as the sketch's rows
+   * are cut from the lanes' bits, so that the sampled keys are spread over every row like the others.
+   */
+  isSampled(h1: number, h2: number): boolean {
+    return ((Math.imul(h1 ^ h2, 0x9e3779b1) >>> 16) & this.#mask) === this.#match
   }
 
   /** Counts one request of a sampled key that is not a candidate. */

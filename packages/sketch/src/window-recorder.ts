@@ -102,7 +102,6 @@ export class WindowRecorder {
   // Pinned keys: counted exactly, never evicted, reported whenever seen (pin()). Outside the heap, so eviction
   // cannot reach them.
   readonly #pinned = new Map<string, Candidate>()
-  readonly #scratch: Uint32Array
   readonly #widthBits: number
   readonly #deferCold: boolean
   // The batch, in buffers allocated once: a growing array per batch would be garbage on the request path.
@@ -130,7 +129,6 @@ export class WindowRecorder {
     this.#onFloorCrossed = options.onFloorCrossed
     this.#deferCold = options.deferColdKeys ?? false
     this.#windowStart = options.windowStart ?? 0
-    this.#scratch = new Uint32Array(this.sketch.depth)
     this.#widthBits = Math.log2(this.sketch.width)
     this.#hasher = new KeyHasher(this.sketch.seed)
     this.#samples = new ExactSamples(options.errorSampling ?? 0)
@@ -171,7 +169,7 @@ export class WindowRecorder {
       } else {
         candidate = new Candidate(key, this.sketch.depth)
         this.#hasher.hash(key)
-        candidate.sampled = this.#samples.isSampled(this.#hasher.h2)
+        candidate.sampled = this.#samples.isSampled(this.#hasher.h1, this.#hasher.h2)
         this.sketch.cellsOf(key, candidate.cells)
         const estimate = this.sketch.estimateAtCells(candidate.cells)
         candidate.count = estimate
@@ -259,9 +257,9 @@ export class WindowRecorder {
   #recordCold(key: string, write: boolean): number {
     const hasher = this.#hasher
     hasher.hash(key)
-    const sampled = this.#samples.isSampled(hasher.h2)
+    const sampled = this.#samples.isSampled(hasher.h1, hasher.h2)
     if (sampled) this.#samples.count(key)
-    const estimate = this.sketch.addAtCells(this.sketch.cellsAt(hasher.h1, hasher.h2, this.#scratch))
+    const estimate = this.sketch.addAt(hasher.h1, hasher.h2)
     // The heap floor is a lower bound on the weakest candidate, so this test never refuses a key that
     // deserves a place; #admit checks against the true minimum. A key below the average cell load
     // (total / width) is within the sketch's own noise: admitting it would churn candidates to learn nothing,
@@ -271,7 +269,7 @@ export class WindowRecorder {
       estimate >= this.#reportFloor ||
       this.#heap.size < this.capacity
     ) {
-      return this.#admit(key, estimate, write, sampled) ? 1 : 0
+      return this.#admit(key, estimate, write, sampled, hasher.h1, hasher.h2) ? 1 : 0
     }
     return 0
   }
@@ -392,7 +390,8 @@ export class WindowRecorder {
     }
   }
 
-  #admit(key: string, estimate: number, write: boolean, sampled: boolean): boolean {
+  // h1, h2: the key's fingerprint, from which its cells are placed (only now: most cold keys are never admitted).
+  #admit(key: string, estimate: number, write: boolean, sampled: boolean, h1: number, h2: number): boolean {
     let candidate: Candidate
     if (this.#heap.size < this.capacity) {
       candidate = new Candidate(key, this.sketch.depth)
@@ -424,7 +423,7 @@ export class WindowRecorder {
     candidate.forms = 0
     candidate.sampled = sampled
     candidate.sampleHits = 0
-    candidate.cells.set(this.#scratch)
+    this.sketch.cellsAt(h1, h2, candidate.cells)
     this.#heap.push(candidate)
     this.#byKey.set(key, candidate)
     this.#trackedSoFar++

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { CountMinSketch, InvalidSketchOptionError, SketchMismatchError } from '../src/index.js'
+import { KeyHasher } from '../src/key-hasher.js'
 
 describe('CountMinSketch', () => {
   it('counts exactly when keys do not collide, and never underestimates', () => {
@@ -25,6 +26,24 @@ describe('CountMinSketch', () => {
       seen.add(id)
     }
     expect(fullCollisions).toBe(0)
+  })
+
+  it('counts a request by fingerprint (addAt) in the cells it places the key in, whatever its shape', () => {
+    // The default shape (rows cut from the fingerprint's lanes, counted in place), one with a third row per lane,
+    // and one too deep to cut (each row mixes its own): addAt must count where cellsOf and estimate look.
+    for (const options of [{}, { depth: 3, width: 1024 }, { depth: 6, width: 2048 }]) {
+      const byKey = new CountMinSketch(options)
+      const byFingerprint = new CountMinSketch(options)
+      const hasher = new KeyHasher(byKey.seed)
+      for (let i = 0; i < 5_000; i++) {
+        const key = `user:${i % 1_700}:${'x'.repeat(i % 40)}`
+        byKey.add(key)
+        hasher.hash(key)
+        expect(byFingerprint.addAt(hasher.h1, hasher.h2)).toBe(byKey.estimate(key))
+      }
+      expect(byFingerprint.toCells()).toEqual(byKey.toCells())
+      expect(byFingerprint.total).toBe(5_000)
+    }
   })
 
   it('spreads keys evenly over each row', () => {
