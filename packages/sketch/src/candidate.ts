@@ -23,6 +23,12 @@ export class Candidate {
   heapIndex: number
   /** Pinned (WindowRecorder.pin): never evicted, so a caller may keep this object and count through it. */
   pinned: boolean
+  /** Found by name on the request (CandidateIndex); else only by the batch of deferred keys. */
+  onRequest: boolean
+  /** Reads counted in the batch of deferred keys: record() answered 0 for them, so no caller watched their replies. */
+  unwatchedReads: number
+  /** The CandidateIndex's fingerprint slot for the key. */
+  slot: number
 
   constructor(key: string, depth: number) {
     this.key = key
@@ -38,5 +44,8 @@ export class Candidate {
     this.priority = 0
     this.heapIndex = -1
     this.pinned = false
+    this.onRequest = false
+    this.unwatchedReads = 0
+    this.slot = 0
   }
 }

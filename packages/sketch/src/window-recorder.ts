@@ -3,6 +3,7 @@
 // no such sharing are files of their own (count-min-sketch.ts, candidate-heap.ts, candidate.ts, key-hasher.ts).
 import { Candidate } from './candidate.js'
 import { CandidateHeap } from './candidate-heap.js'
+import { CandidateIndex } from './candidate-index.js'
 import { CountMinSketch, type CountMinSketchOptions } from './count-min-sketch.js'
 import type { ErrorSample } from './error-sample.js'
 import { InvalidSketchOptionError } from './errors.js'
@@ -29,10 +30,12 @@ export interface WindowRecorderOptions extends CountMinSketchOptions {
   /** Start of the first window (epoch ms); later windows start where the previous one was rolled over. */
   windowStart?: number
   /**
-   * Count keys that are not candidates in batches, after the current turn of the event loop, instead of on the
-   * request: their record() then costs an array push. Every reading method counts what is pending first, so
-   * summaries are the same; only record()'s answer for such a key (always 0) and the moment a cold key crosses
-   * the report floor differ. Default false.
+   * Count keys that are not hot in batches, after the current turn of the event loop, instead of on the request:
+   * their record() then costs an array push and answers 0. Hot keys are pinned keys and candidates counted
+   * HOT_MIN times in their window (more on a busy recorder, see #hotAfter); a candidate stays hot while tracked.
+   * Every reading method counts what is pending first, so counts are the same; what differs is record()'s answer
+   * (0 until a key is hot, so a caller watches only hot keys' replies: reported misses scale the watched reads'
+   * misses up to all reads) and the moment a key crosses the report floor. Default false.
    */
   deferColdKeys?: boolean
   /**
@@ -45,6 +48,11 @@ export interface WindowRecorderOptions extends CountMinSketchOptions {
 
 // Deferred cold keys are counted at once past this many, so a long synchronous loop cannot grow the batch.
 const MAX_PENDING = 8192
+// With deferColdKeys, a candidate turns hot once counted this many times in its window, or as many times as the
+// last window's average sketch cell (total / width) when that is more: below it a count is the sketch's noise
+// level, and a recorder whose hundreds of candidates were all hot would look each deferred key up on the
+// request again (CandidateIndex).
+const HOT_MIN = 8
 
 /** One key's counts in a closed window. */
 export interface HeavyHitter {
@@ -97,7 +105,7 @@ export class WindowRecorder {
   #reportFloor: number
   readonly #onFloorCrossed: ((key: string, count: number) => void) | undefined
   readonly #hasher: KeyHasher
-  readonly #byKey = new Map<string, Candidate>()
+  readonly #index = new CandidateIndex()
   readonly #heap = new CandidateHeap()
   // Pinned keys: counted exactly, never evicted, reported whenever seen (pin()). Outside the heap, so eviction
   // cannot reach them.
@@ -107,13 +115,14 @@ export class WindowRecorder {
   // The batch, in buffers allocated once: a growing array per batch would be garbage on the request path.
   readonly #pendingKeys: string[] = []
   readonly #pendingWrites = new Uint8Array(MAX_PENDING)
+  readonly #pendingForms = new Uint16Array(MAX_PENDING)
   #pending = 0
+  // The count at which a deferred candidate turns hot this window (HOT_MIN).
+  #hotAfter = HOT_MIN
   readonly #samples: ExactSamples
   #windowStart: number
   #total = 0
   #overflowed = 0
-  // Keys that became tracked (admitted or pinned), ever: #drain looks a pending key up only after one did.
-  #trackedSoFar = 0
 
   constructor(options: WindowRecorderOptions = {}) {
     this.sketch = new CountMinSketch(options)
@@ -156,26 +165,27 @@ export class WindowRecorder {
     for (const [key, candidate] of this.#pinned) {
       if (wanted.has(key)) continue
       this.#pinned.delete(key)
-      this.#byKey.delete(key)
+      this.#index.delete(candidate)
       candidate.pinned = false
       this.sketch.addAtCells(candidate.cells, candidate.count - candidate.prior)
       this.#samples.fold(candidate)
     }
     for (const key of wanted) {
       if (this.#pinned.has(key)) continue
-      let candidate = this.#byKey.get(key)
+      let candidate = this.#index.get(key)
       if (candidate !== undefined) {
         this.#heap.remove(candidate)
+        this.#index.findOnRequest(candidate)
       } else {
         candidate = new Candidate(key, this.sketch.depth)
         this.#hasher.hash(key)
-        candidate.sampled = this.#samples.isSampled(this.#hasher.h1, this.#hasher.h2)
-        this.sketch.cellsOf(key, candidate.cells)
+        const { h1, h2 } = this.#hasher
+        candidate.sampled = this.#samples.isSampled(h1, h2)
+        this.sketch.cellsAt(h1, h2, candidate.cells)
         const estimate = this.sketch.estimateAtCells(candidate.cells)
         candidate.count = estimate
         candidate.prior = estimate
-        this.#byKey.set(key, candidate)
-        this.#trackedSoFar++
+        this.#index.add(candidate, h1, h2, true)
       }
       candidate.pinned = true
       this.#pinned.set(key, candidate)
@@ -204,15 +214,15 @@ export class WindowRecorder {
 
   /**
    * Counts one request for `key`; `write` tells writes from reads. Returns how many requests of this kind (reads
-   * or writes) the key has had since it became a candidate, this one included, or 0 when it is not tracked. Only
-   * a tracked key's recordMiss counts, so a caller can skip watching an untracked key's reply, and can watch a
-   * busy key's replies ever more sparsely as the count grows. `forms` (a caller-defined bitmask, the agent's
-   * command forms) is OR-ed into a tracked key's forms for the window; a key not tracked yet keeps none, so cold
-   * keys cost nothing more.
+   * or writes) the key has had since it became a candidate, this one included, or 0 when it is not tracked (with
+   * deferColdKeys: not hot). Only a tracked key's recordMiss counts, so a caller can skip watching an untracked
+   * key's reply, and can watch a busy key's replies ever more sparsely as the count grows. `forms` (a
+   * caller-defined bitmask below 65536, the agent's command forms) is OR-ed into a tracked key's forms for the
+   * window; a key not tracked yet keeps none, so cold keys cost nothing more.
    */
   record(key: string, write = false, forms = 0): number {
     this.#total++
-    const candidate = this.#byKey.get(key)
+    const candidate = this.#deferCold ? this.#index.onRequest(key) : this.#index.get(key)
     if (candidate !== undefined) {
       candidate.forms |= forms
       return this.#countCandidate(candidate, key, write)
@@ -223,6 +233,7 @@ export class WindowRecorder {
     const at = this.#pending++
     this.#pendingKeys[at] = key
     this.#pendingWrites[at] = write ? 1 : 0
+    this.#pendingForms[at] = forms
     if (at === 0) setImmediate(this.#drain)
     else if (at + 1 >= MAX_PENDING) this.#drain()
     return 0
@@ -234,15 +245,27 @@ export class WindowRecorder {
     this.#pending = 0
     const keys = this.#pendingKeys
     const writes = this.#pendingWrites
-    const trackedBefore = this.#trackedSoFar
+    const forms = this.#pendingForms
+    const hasher = this.#hasher
+    const index = this.#index
     for (let i = 0; i < count; i++) {
       const key = keys[i] as string
       const write = writes[i] === 1
-      // A key admitted by an earlier entry of this batch is a candidate now, counted exactly from here on; record()
-      // found none of the batch's keys tracked, so until a key is newly tracked there is none to look for.
-      const candidate = this.#trackedSoFar === trackedBefore ? undefined : this.#byKey.get(key)
-      if (candidate !== undefined) this.#countCandidate(candidate, key, write)
-      else this.#recordCold(key, write)
+      // The hash counts a cold key in the sketch; first it tells most cold keys from candidates with no lookup.
+      hasher.hash(key)
+      const candidate = index.mayHold(hasher.h1, hasher.h2) ? index.get(key) : undefined
+      if (candidate !== undefined) this.#countDeferred(candidate, key, write, forms[i] as number)
+      else this.#recordHashed(key, write)
+    }
+  }
+
+  // A candidate that was not hot when requested: its reply went unwatched.
+  #countDeferred(candidate: Candidate, key: string, write: boolean, forms: number): void {
+    candidate.forms |= forms
+    if (!write) candidate.unwatchedReads++
+    this.#countCandidate(candidate, key, write)
+    if (!candidate.onRequest && candidate.count - candidate.prior >= this.#hotAfter) {
+      this.#index.findOnRequest(candidate)
     }
   }
 
@@ -255,8 +278,13 @@ export class WindowRecorder {
 
   // A key that is not a candidate: into the sketch, and admitted when its estimate earns a place.
   #recordCold(key: string, write: boolean): number {
+    this.#hasher.hash(key)
+    return this.#recordHashed(key, write)
+  }
+
+  // #recordCold with the key's fingerprint in the hasher already.
+  #recordHashed(key: string, write: boolean): number {
     const hasher = this.#hasher
-    hasher.hash(key)
     const sampled = this.#samples.isSampled(hasher.h1, hasher.h2)
     if (sampled) this.#samples.count(key)
     const estimate = this.sketch.addAt(hasher.h1, hasher.h2)
@@ -281,7 +309,7 @@ export class WindowRecorder {
    */
   recordMiss(key: string, weight = 1): void {
     this.#drain()
-    const candidate = this.#byKey.get(key)
+    const candidate = this.#index.get(key)
     // A sampled estimate can overshoot; a key cannot miss more often than it was read.
     if (candidate !== undefined) candidate.misses = Math.min(candidate.misses + weight, candidate.reads)
   }
@@ -291,14 +319,14 @@ export class WindowRecorder {
    * record() answered that the key is tracked (non-zero): the key is a candidate, so no pending batch to count.
    */
   recordForms(key: string, forms: number): void {
-    const candidate = this.#byKey.get(key)
+    const candidate = this.#index.get(key)
     if (candidate !== undefined) candidate.forms |= forms
   }
 
   /** The current window's estimate for `key`. */
   estimate(key: string): number {
     this.#drain()
-    const candidate = this.#byKey.get(key)
+    const candidate = this.#index.get(key)
     return candidate !== undefined ? candidate.count : this.sketch.estimate(key)
   }
 
@@ -343,7 +371,7 @@ export class WindowRecorder {
       hitters: this.#hitters(tracked),
       overflowed: this.#overflowed,
     }
-    const errorSample = this.#samples.summarise(this.#byKey, this.sketch, this.errorBound())
+    const errorSample = this.#samples.summarise(this.#index.all, this.sketch, this.errorBound())
     if (errorSample !== undefined) summary.errorSample = errorSample
     this.#startWindow(windowEnd, tracked)
     return summary
@@ -372,6 +400,7 @@ export class WindowRecorder {
   // Keeps the strongest candidates into the next window with zeroed counts: a key that stays hot is then
   // counted exactly from the first request of the window instead of being re-admitted with sketch noise.
   #startWindow(windowStart: number, tracked: readonly Candidate[]): void {
+    this.#hotAfter = Math.max(HOT_MIN, this.#total >>> this.#widthBits)
     this.sketch.clear()
     this.#heap.clear()
     this.#overflowed = 0
@@ -382,7 +411,7 @@ export class WindowRecorder {
     for (let i = 0; i < tracked.length; i++) {
       const candidate = tracked[i] as Candidate
       if (i >= this.capacity) {
-        this.#byKey.delete(candidate.key)
+        this.#index.delete(candidate)
         continue
       }
       resetCounts(candidate)
@@ -407,7 +436,7 @@ export class WindowRecorder {
         candidate = new Candidate(key, this.sketch.depth)
       } else {
         this.#heap.popMin()
-        this.#byKey.delete(weakest.key)
+        this.#index.delete(weakest)
         // Hand the exact count back to the sketch, so the evicted key's estimate stays an upper bound.
         this.sketch.addAtCells(weakest.cells, weakest.count - weakest.prior)
         this.#samples.fold(weakest)
@@ -421,12 +450,13 @@ export class WindowRecorder {
     candidate.writes = write ? 1 : 0
     candidate.misses = 0
     candidate.forms = 0
+    // With deferColdKeys a key is admitted in the batch, and record() answered 0 for the admitting request too.
+    candidate.unwatchedReads = this.#deferCold && !write ? 1 : 0
     candidate.sampled = sampled
     candidate.sampleHits = 0
     this.sketch.cellsAt(h1, h2, candidate.cells)
     this.#heap.push(candidate)
-    this.#byKey.set(key, candidate)
-    this.#trackedSoFar++
+    this.#index.add(candidate, h1, h2, false)
     if (estimate === this.fastFloor || (estimate > this.fastFloor && estimate - 1 < this.fastFloor)) {
       this.#onFloorCrossed?.(key, estimate)
     }
@@ -435,11 +465,19 @@ export class WindowRecorder {
 }
 
 function hitterOf(candidate: Candidate): HeavyHitter {
-  const { key, count, reads, writes, misses, forms } = candidate
-  return { key, count, reads, writes, misses, forms }
+  const { key, count, reads, writes, forms } = candidate
+  return { key, count, reads, writes, misses: estimatedMisses(candidate), forms }
+}
+
+// Misses are watched on the reads record() counted (a hot key's); the reads counted in a batch before the key
+// turned hot are taken to have missed as often.
+function estimatedMisses({ misses, reads, unwatchedReads }: Candidate): number {
+  if (unwatchedReads === 0 || misses === 0 || reads <= unwatchedReads) return misses
+  return Math.min(reads, Math.round((misses * reads) / (reads - unwatchedReads)))
 }
 
 function resetCounts(candidate: Candidate): void {
+  candidate.unwatchedReads = 0
   candidate.sampleHits = 0
   candidate.count = 0
   candidate.prior = 0

@@ -164,6 +164,56 @@ describe('WindowRecorder with deferColdKeys', () => {
     // Admitted at its estimate (21, one past the weakest), then 279 counted exactly.
     expect((hot?.reads ?? 0) + (hot?.writes ?? 0)).toBe(300 - 21 + 1)
   })
+
+  it('answers for a candidate on the request only once it is hot, and counts it exactly before that', async () => {
+    const recorder = new WindowRecorder({ windowStart: 0, deferColdKeys: true, reportFloor: 1 })
+    const turn = () => new Promise((resolve) => setImmediate(resolve))
+    const answers: number[] = []
+    for (let i = 0; i < 12; i++) {
+      answers.push(recorder.record('warm', false, 2))
+      await turn()
+    }
+    // Admitted by its first request (the candidates had room), counted in the batch until its eighth request since
+    // then, found on the request from the ninth: its 10th read onwards.
+    expect(answers).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 11, 12])
+    // Candidates that are not hot are counted exactly all the same, in the batch.
+    for (const key of ['a', 'b', 'c']) for (let i = 0; i < 3; i++) recorder.record(key, i === 0, 4)
+    const [first, ...rest] = recorder.rollover(1000).hitters
+    expect(first).toEqual({ key: 'warm', count: 12, reads: 12, writes: 0, misses: 0, forms: 2 })
+    expect(rest.sort((x, y) => x.key.localeCompare(y.key))).toEqual(
+      ['a', 'b', 'c'].map((key) => ({ key, count: 3, reads: 2, writes: 1, misses: 0, forms: 4 })),
+    )
+    // Hot stays hot while tracked: from the next window's first request.
+    expect(recorder.record('warm')).toBe(1)
+  })
+
+  it('reports the misses of reads answered on the request, scaled to the reads the batch counted unwatched', async () => {
+    const recorder = new WindowRecorder({ windowStart: 0, deferColdKeys: true, reportFloor: 1 })
+    for (let i = 0; i < 9; i++) recorder.record('absent')
+    await new Promise((resolve) => setImmediate(resolve))
+    // Hot now: eight more reads answered on the request, half of them watched and found missing.
+    for (let i = 0; i < 8; i++) expect(recorder.record('absent')).toBe(10 + i)
+    for (let i = 0; i < 4; i++) recorder.recordMiss('absent')
+    // 4 misses in 8 watched reads: half of all 17.
+    expect(recorder.rollover(1000).hitters).toEqual([
+      { key: 'absent', count: 17, reads: 17, writes: 0, misses: 9, forms: 0 },
+    ])
+  })
+
+  it('raises the count that makes a key hot to the last window’s average sketch cell', async () => {
+    const recorder = new WindowRecorder({ windowStart: 0, deferColdKeys: true })
+    const perCell = 20
+    const total = perCell * recorder.sketch.width
+    for (let i = 0; i < total; i++) recorder.record(`cold:${i % 50_000}`)
+    recorder.rollover(1000)
+    const answers: number[] = []
+    for (let i = 0; i < perCell + 2; i++) {
+      answers.push(recorder.record('fresh'))
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    // Admitted on its first request (from the sketch, as the weakest kept candidate's count is 0), hot after 20.
+    expect(answers.slice(perCell - 1)).toEqual([0, 0, perCell + 2])
+  })
 })
 
 describe('WindowRecorder, tuned by the control plane', () => {

@@ -5,8 +5,9 @@ import type { HotKey } from '../registry/hot-key.js'
 /**
  * Records one request for `name` with its command form (CommandForm), and returns record()'s answer. The spec's
  * own form rides along at no cost; a command whose options decide its form (SET, ZADD, ZRANGE: the spec's form
- * is 0) has its arguments (`args`, the key first; undefined: the key alone) read only once the key is tracked,
- * so cold keys pay nothing.
+ * is 0) has its arguments (`args`, the key first; undefined: the key alone) read on every request: the recorder
+ * counts a key that is not hot in a batch, and a form it was not given there would be missing from the key's
+ * forms, which decide whether the key may be split.
  */
 export function recordCommand(
   recorder: WindowRecorder,
@@ -15,9 +16,7 @@ export function recordCommand(
   name: string,
   write: boolean,
 ): number {
-  const count = recorder.record(name, write, spec.form)
-  if (spec.form === 0 && count !== 0) recorder.recordForms(name, commandForm(spec, args ?? [name]))
-  return count
+  return recorder.record(name, write, formOf(spec, args, name))
 }
 
 /**
@@ -33,6 +32,10 @@ export function recordRegistered(
 ): number {
   const candidate = hot.candidate
   if (candidate?.pinned !== true) hot.candidate = recorder.pinnedCandidate(name)
-  else if (spec.form !== 0) return recorder.recordPinned(candidate, false, spec.form)
+  else return recorder.recordPinned(candidate, false, formOf(spec, args, name))
   return recordCommand(recorder, spec, args, name, false)
+}
+
+function formOf(spec: CommandSpec, args: readonly unknown[] | undefined, name: string): number {
+  return spec.form !== 0 ? spec.form : commandForm(spec, args ?? [name])
 }
