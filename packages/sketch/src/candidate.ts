@@ -8,7 +8,7 @@ export class Candidate {
   /** Reads and writes counted exactly since admission (their sum may be below count). */
   reads: number
   writes: number
-  /** Reads that found nothing upstream, counted while tracked. */
+  /** Reads that found nothing upstream, counted while tracked on replies a caller watched (see unwatchedReads). */
   misses: number
   /** The command forms seen while tracked (a bitmask the caller defines: the agent's CommandForm bits). */
   forms: number
