@@ -1,6 +1,7 @@
 // Longer than 300 lines: record() runs on every command an agent sees; the sketch, the candidate heap and the
 // admission rule share this class's fields so that a record is one call with no indirection. The parts that need
-// no such sharing are files of their own (count-min-sketch.ts, candidate-heap.ts, candidate.ts, key-hasher.ts).
+// no such sharing are files of their own (count-min-sketch.ts, candidate-heap.ts, candidate-index.ts, candidate.ts,
+// key-hasher.ts).
 import { Candidate } from './candidate.js'
 import { CandidateHeap } from './candidate-heap.js'
 import { CandidateIndex } from './candidate-index.js'
