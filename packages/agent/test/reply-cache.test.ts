@@ -115,12 +115,11 @@ describe('L1 (ReplyCache), as GET and getOrLoad see it', () => {
     const loads = new L1Loads(replies, async () => [null, -2] as const, clock, L1_RULES)
     const envelope = (expiresAt: number, kind: 'v' | 'u' | 'n', payload = '') =>
       encodeEnvelope({ expiresAt, deltaMs: 5, kind, payload })
-    const fillOf = (name: string, text: string, pttl: number) => async () =>
-      [text, loads.fillPttl(text, pttl)] as const
+    const fillOf = (text: string, pttl: number) => async () => [text, loads.fillPttl(text, pttl)] as const
     l1.admit('k')
     // A PTTL of 70 s (a 60 s stale window included) but 10 s of logical TTL: the entry lives 0.2 x 10 s.
     const text = envelope(clock.now() + 10_000, 'v', '{"a":1}')
-    expect(await l1.load('k', fillOf('k', text, 70_000))).toBe(text)
+    expect(await l1.load('k', fillOf(text, 70_000))).toBe(text)
     expect(l1.get('k')).toBe(text)
     const loaded = loads.get('k', jsonCodec)
     expect(loaded?.value).toEqual({ value: { a: 1 } })
@@ -134,7 +133,7 @@ describe('L1 (ReplyCache), as GET and getOrLoad see it', () => {
     // is no value to return, only a late load's fallback, until invalidated.
     l1.admit('stale')
     const stale = envelope(clock.now() - 1, 'v', '2')
-    expect(await l1.load('stale', fillOf('stale', stale, 50_000))).toBe(stale)
+    expect(await l1.load('stale', fillOf(stale, 50_000))).toBe(stale)
     expect(l1.get('stale')).toBe(stale)
     expect(loads.get('stale', jsonCodec)?.live).toBe(false)
     expect(loads.fallback('stale', jsonCodec)).toEqual({ value: 2 })
@@ -144,7 +143,7 @@ describe('L1 (ReplyCache), as GET and getOrLoad see it', () => {
     // A negative entry is a value (null) for getOrLoad, and the envelope's text for a plain read.
     l1.admit('none')
     const negative = envelope(clock.now() + 5_000, 'n')
-    await l1.load('none', fillOf('none', negative, 5_000))
+    await l1.load('none', fillOf(negative, 5_000))
     expect(l1.get('none')).toBe(negative)
     expect(loads.get('none', jsonCodec)?.value).toEqual({ value: null })
     // A plain value is decoded by the codec; an absent key is no value for getOrLoad.
