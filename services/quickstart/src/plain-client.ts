@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis'
+import { PacedStream } from './paced-stream.js'
 import { SCENARIO } from './scenario.js'
 
 // The quickstart's client in "any language": plain ioredis, no Heatsink code at all, pointed at the proxy instead
@@ -12,9 +13,10 @@ const { key, startSeconds, rps } = SCENARIO.proxied
 const redis = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1 })
 redis.on('error', () => {})
 
+const stream = new PacedStream(rps, startSeconds)
+
 const driver = setInterval(() => {
-  if ((Date.now() - startedAt) / 1000 < startSeconds) return
-  for (let i = 0, n = Math.round((rps * SLICE_MS) / 1000); i < n; i++) {
+  for (let i = 0, n = stream.due(Date.now() - startedAt); i < n; i++) {
     void redis.get(key).catch(() => {})
   }
 }, SLICE_MS)

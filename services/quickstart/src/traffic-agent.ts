@@ -2,6 +2,7 @@ import { Cluster, Redis } from '@heatsink/agent'
 import { isSentinelUrl, parseSentinelUrl } from '@heatsink/protocol'
 import { seededRandom, ZipfSampler } from '@heatsink/workload'
 import { readFlagsCacheAside, runFlagsRedeploy } from './flags-readers.js'
+import { PacedStream } from './paced-stream.js'
 import { backgroundKey, SCENARIO } from './scenario.js'
 
 // One agent process of the quickstart (and the demo agent of deploy/compose.yaml): drives the scenario's traffic
@@ -32,7 +33,6 @@ await redis.heatsink.ready()
 
 const zipf = new ZipfSampler(SCENARIO.backgroundKeys, 1.1, seededRandom(index + 1))
 const names = Array.from({ length: SCENARIO.backgroundKeys }, (_, i) => backgroundKey(i))
-const perSlice = (rps: number) => Math.round((rps * SLICE_MS) / 1000)
 let viralRequests = 0
 let databaseLoads = 0
 
@@ -51,33 +51,33 @@ async function queryFlags(): Promise<{ flags: string[]; loadedAt: number }> {
 
 const stopRedeploy = index === 0 ? runFlagsRedeploy(redis, startedAt) : () => {}
 
+const streams = {
+  background: new PacedStream(SCENARIO.backgroundRps, 0),
+  viral: new PacedStream(SCENARIO.viral.rpsPerAgent, SCENARIO.viral.startSeconds),
+  counter: new PacedStream(SCENARIO.counter.rpsPerAgent, SCENARIO.counter.startSeconds),
+  flags: new PacedStream(SCENARIO.flags.rpsPerAgent, SCENARIO.flags.startSeconds),
+  expiring: new PacedStream(SCENARIO.expiring.rpsPerAgent, SCENARIO.expiring.startSeconds),
+}
+
 const driver = setInterval(() => {
-  const elapsed = (Date.now() - startedAt) / 1000
-  for (let i = 0, n = perSlice(SCENARIO.backgroundRps); i < n; i++) {
+  const elapsedMs = Date.now() - startedAt
+  for (let i = 0, n = streams.background.due(elapsedMs); i < n; i++) {
     void redis.get(names[zipf.next()] as string).catch(() => {})
   }
-  if (elapsed >= SCENARIO.viral.startSeconds) {
-    for (let i = 0, n = perSlice(SCENARIO.viral.rpsPerAgent); i < n; i++) {
-      viralRequests++
-      void redis.get(SCENARIO.viral.key).catch(() => {})
-    }
+  for (let i = 0, n = streams.viral.due(elapsedMs); i < n; i++) {
+    viralRequests++
+    void redis.get(SCENARIO.viral.key).catch(() => {})
   }
-  if (elapsed >= SCENARIO.counter.startSeconds) {
-    for (let i = 0, n = perSlice(SCENARIO.counter.rpsPerAgent); i < n; i++) {
-      void redis.incr(SCENARIO.counter.key).catch(() => {})
-    }
+  for (let i = 0, n = streams.counter.due(elapsedMs); i < n; i++) {
+    void redis.incr(SCENARIO.counter.key).catch(() => {})
   }
-  if (elapsed >= SCENARIO.flags.startSeconds) {
-    for (let i = 0, n = perSlice(SCENARIO.flags.rpsPerAgent); i < n; i++) {
-      void readFlagsCacheAside(redis, queryFlags).catch(() => {})
-    }
+  for (let i = 0, n = streams.flags.due(elapsedMs); i < n; i++) {
+    void readFlagsCacheAside(redis, queryFlags).catch(() => {})
   }
-  if (elapsed >= SCENARIO.expiring.startSeconds) {
-    for (let i = 0, n = perSlice(SCENARIO.expiring.rpsPerAgent); i < n; i++) {
-      void redis.heatsink
-        .getOrLoad(SCENARIO.expiring.key, loadRates, { ttlSeconds: SCENARIO.expiring.ttlSeconds })
-        .catch(() => {})
-    }
+  for (let i = 0, n = streams.expiring.due(elapsedMs); i < n; i++) {
+    void redis.heatsink
+      .getOrLoad(SCENARIO.expiring.key, loadRates, { ttlSeconds: SCENARIO.expiring.ttlSeconds })
+      .catch(() => {})
   }
 }, SLICE_MS)
 

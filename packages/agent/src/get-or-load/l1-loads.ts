@@ -1,9 +1,14 @@
 import type { Clock } from '@heatsink/sketch'
 import { type Codec, decodeEnvelope, type Envelope, type StaleValue } from '@heatsink/stampede'
+import { refreshDelay } from '../l1/refresh-ahead.js'
 import type { CachedReply, ReplyCache, ReplyFill } from '../l1/reply-cache.js'
 
 // GET <key>'s signature among the key's cached replies (see signatureOf): the reply getOrLoad reads.
 const GET = 'get'
+// How long before an L1 refresh a reload that replaces it starts: twice the envelope's last load time (loads vary),
+// and this for the lease's and the write's round trips on a loaded host; at most half the time between refreshes
+// (a reload that takes longer lands after the refresh it meant to replace, which then just runs).
+const RELOAD_ROUND_TRIPS_MS = 20
 
 /** What getOrLoad makes of one cached GET reply, worked out on its first hit and kept with the reply. */
 interface Loaded {
@@ -87,11 +92,30 @@ export class L1Loads {
     if (envelope === undefined) return { value: loaded.value, live: true, refreshDue: false }
     const left = envelope.expiresAt - this.#clock.now()
     if (left <= 0) return { value: loaded.value, live: false, refreshDue: false }
-    // Due once, in the envelope's last L1 lifetime: the next refill would find it expired.
+    // Due once per envelope: in its last L1 lifetime (the next refill would find it expired), or sooner, in place
+    // of the L1 refresh before that (#replacesRefresh).
     const life = this.#life(name, envelope, left)
-    const due = !life.refreshing && left <= life.lifetimeMs
+    const due =
+      !life.refreshing && (left <= life.lifetimeMs || this.#replacesRefresh(name, envelope, left, life))
     if (due) life.refreshing = true
     return { value: loaded.value, live: true, refreshDue: due }
+  }
+
+  /**
+   * Whether the envelope's reload is better started now, in place of the key's next L1 refresh: refilled then, the
+   * entry would next be refreshed only within the envelope's last lifetime, when the reload is due anyway, and the
+   * reload's write would drop it soon after (a Redis read per process per logical TTL for nothing). Started a load's
+   * time ahead of that refresh, the reload lands first and its write's invalidation cancels the refresh; one that
+   * lands late costs nothing more than before (the refresh runs, and the reload's write drops it).
+   */
+  #replacesRefresh(name: string, envelope: Envelope, left: number, life: EnvelopeLife): boolean {
+    const step = refreshDelay(life.lifetimeMs)
+    if (step === undefined) return false
+    const lead = Math.min(2 * envelope.deltaMs + RELOAD_ROUND_TRIPS_MS, step / 2)
+    // The refresh is at most `lead` away, so what is left after it is at least left - lead: most hits stop here.
+    if (left - lead >= life.lifetimeMs + step) return false
+    const untilRefresh = this.#cache.refreshIn(name)
+    return untilRefresh <= lead && left - untilRefresh < life.lifetimeMs + step
   }
 
   /** The key's value, live or past its logical TTL, with no refresh bookkeeping: a late load's fallback. */

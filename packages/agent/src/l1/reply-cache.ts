@@ -67,6 +67,8 @@ export class KeyReplies {
   hitsAtStore = 0
   /** When the LRU's lifetime of this entry ends (GatedCache.now): a direct hit checks it instead of the LRU. */
   expiresAt = 0
+  /** When this entry is refilled ahead of its expiry (GatedCache.now), or Infinity for never. */
+  refreshAt = Number.POSITIVE_INFINITY
   /** When this entry was last moved to the LRU's most recent end (GatedCache.now). */
   touchedAt = 0
   /** The slot that points here (see ReplySlot), cleared when the entry leaves. */
@@ -134,6 +136,15 @@ export class ReplyCache extends GatedCache<KeyReplies, Map<string, Promise<unkno
       slot.replies = found
     }
     return found.reply(signature)
+  }
+
+  /**
+   * How long until `name`'s entry is refilled ahead of its expiry (ms), or Infinity when it is not going to be: no
+   * entry, or one that ends with its key. A guess, not a promise: the refill is skipped if the entry goes unread.
+   */
+  refreshIn(name: string): number {
+    const entry = this.lru.peek(name)
+    return entry === undefined ? Number.POSITIVE_INFINITY : Math.max(0, entry.refreshAt - this.now())
   }
 
   protected override dropped(entry: KeyReplies): void {
@@ -243,6 +254,7 @@ export class ReplyCache extends GatedCache<KeyReplies, Map<string, Promise<unkno
     const delay = hits === undefined || (pttl >= 0 && lifetime >= pttl) ? undefined : refreshDelay(lifetime)
     if (delay === undefined) return
     created.hitsAtStore = hits as number
+    created.refreshAt = now + delay
     this.refreshes.schedule(name, delay, () => this.#refresh(name, created))
   }
 }
