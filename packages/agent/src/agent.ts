@@ -168,6 +168,13 @@ export class Agent<C extends Redis | Cluster = Redis | Cluster> {
       local_cache: new LocalCacheStrategy({
         l1: this.#loads,
         fetch: this.#fetch,
+        refresh: (name, stored, loader, options) =>
+          guard.refreshAhead(
+            name,
+            stored,
+            observedLoader(name, loader, this.#telemetry, this.#events, this.#counters),
+            options,
+          ),
         isCurrent: (name, generation) => guard.isCurrent(name, generation),
         codec: options.codec,
         counters: this.#counters,

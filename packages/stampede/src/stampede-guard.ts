@@ -153,6 +153,16 @@ export class StampedeGuard {
     return fetched as Fetched<T>
   }
 
+  /**
+   * Starts the background refresh a read that XFetch drew early would (one per key in this process, and through
+   * the lease one in the cluster), for a caller that holds what Redis stores for `key` (`stored`, read through a
+   * connection that a write would have invalidated): the guard does not read it again.
+   */
+  refreshAhead<T>(key: string, stored: string, loader: ContextLoader<T>, options: GetOrLoadOptions<T>): void {
+    if (this.#closing !== undefined) return
+    this.#refresh(key, stored, loader as Loader, resolveLoadOptions(options, this.#maxWaitMs))
+  }
+
   /** True while no write or invalidation of `key` has happened since `generation` was taken. */
   isCurrent(key: string, generation: number): boolean {
     return this.#generations.isCurrent(key, generation)

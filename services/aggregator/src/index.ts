@@ -55,6 +55,6 @@ export {
   missStormFloor,
 } from './storms/miss-storm-watch.js'
 export { Ticker } from './ticker.js'
-export { KeyStatsStore } from './traffic/key-stats-store.js'
+export { KeyStatsStore, type StoredKeyStats } from './traffic/key-stats-store.js'
 export { RedisTrafficReader } from './traffic/redis-traffic-reader.js'
 export { type KeyStats, NO_TRAFFIC, type TrafficReader } from './traffic-reader.js'

@@ -12,7 +12,13 @@ export interface ViewEvent {
 export interface ViewState {
   elapsedSeconds: number
   header: string[]
-  entries: Array<{ entry: RegistryEntry; stats: KeyStats | undefined; redisBefore: number | undefined }>
+  entries: Array<{
+    entry: RegistryEntry
+    stats: KeyStats | undefined
+    redisBefore: number | undefined
+    /** The share of the key's reads absorbed over the last few seconds (AbsorbedShare), when known. */
+    absorbed?: number | null
+  }>
   events: ViewEvent[]
   startedAt: number
   /** A line under the table, for what the control plane cannot see (the expiring key's database loads). */
@@ -91,10 +97,11 @@ function registryLines(state: ViewState): string[] {
       'REDIS READS/S BEFORE -> AFTER',
     ]),
   ]
-  for (const { entry, stats, redisBefore } of state.entries) {
-    // Reads that still reach Redis (local_cache keys): L1's fills per second, from the agents' last window. A miss
-    // that waits on another's fill in flight is absorbed as a hit is: the key is read from Redis once for both.
-    const absorbed = stats?.localCacheAbsorbedRatio ?? stats?.localCacheHitRatio ?? null
+  for (const { entry, stats, redisBefore, absorbed: recent } of state.entries) {
+    // Reads that still reach Redis (local_cache keys): L1's fills per second, over the agents' last few windows
+    // (else their last one). A miss that waits on another's fill in flight is absorbed as a hit is: the key is read
+    // from Redis once for both.
+    const absorbed = recent ?? stats?.localCacheAbsorbedRatio ?? stats?.localCacheHitRatio ?? null
     const after = stats && absorbed !== null ? stats.requestsPerSecond * (1 - absorbed) : undefined
     lines.push(
       pad([

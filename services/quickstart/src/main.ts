@@ -1,6 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { createNames, decodeRegistryEvent, type NodesView } from '@heatsink/protocol'
+import { AbsorbedShare } from './absorbed-share.js'
 import { type ControlPlane, startControlPlane } from './control-plane.js'
 import { eventLine, fit, renderSummary, renderView, type ViewEvent, type ViewState } from './dashboard.js'
 import { failOver } from './live-failover.js'
@@ -140,6 +141,7 @@ const deadline = Number.isFinite(seconds)
 let printedEvents = 0
 const storms = new StormFeed()
 let lastSummary = -5
+const absorbedShare = new AbsorbedShare()
 async function frame(): Promise<void> {
   const elapsedSeconds = Math.max(0, Math.round((Date.now() - startedAt) / 1000))
   const replica = control.replicas[0]
@@ -154,7 +156,11 @@ async function frame(): Promise<void> {
       if (stats !== undefined && promotedFor < 3000) {
         redisBefore.set(entry.key, Math.max(redisBefore.get(entry.key) ?? 0, stats.requestsPerSecond))
       }
-      return { entry, stats, redisBefore: redisBefore.get(entry.key) }
+      const absorbed =
+        entry.mitigation === 'local_cache'
+          ? absorbedShare.update(entry.key, await replica.detection.keyStats.read(entry.key), Date.now())
+          : null
+      return { entry, stats, redisBefore: redisBefore.get(entry.key), absorbed }
     }),
   )
   const loads = [...databaseLoads.values()].reduce((sum, n) => sum + n, 0)

@@ -13,6 +13,8 @@ const RELOAD_ROUND_TRIPS_MS = 20
 /** What getOrLoad makes of one cached GET reply, worked out on its first hit and kept with the reply. */
 interface Loaded {
   readonly codec: Codec
+  /** The reply's text, as Redis stores it. */
+  readonly text: string | null
   /** The envelope getOrLoad stored; undefined for a value written otherwise (decoded as it is). */
   readonly envelope: Envelope | undefined
   /** The value getOrLoad returns; undefined for an absent key or text the codec cannot read (it must load). */
@@ -30,6 +32,8 @@ interface EnvelopeLife {
 export interface L1Value {
   readonly value: StaleValue<unknown>
   readonly live: boolean
+  /** What Redis stores for the key (L1's copy is tracked, so it is current): the guard's refresh starts from it. */
+  readonly stored: string
   /** True once per envelope, on a hit in its last L1 lifetime: the time to have the guard refresh it. */
   readonly refreshDue: boolean
 }
@@ -89,16 +93,17 @@ export class L1Loads {
     const loaded = this.#decode(cached, codec)
     if (loaded.value === undefined) return undefined
     const envelope = loaded.envelope
-    if (envelope === undefined) return { value: loaded.value, live: true, refreshDue: false }
+    const stored = loaded.text as string
+    if (envelope === undefined) return { value: loaded.value, live: true, stored, refreshDue: false }
     const left = envelope.expiresAt - this.#clock.now()
-    if (left <= 0) return { value: loaded.value, live: false, refreshDue: false }
+    if (left <= 0) return { value: loaded.value, live: false, stored, refreshDue: false }
     // Due once per envelope: in its last L1 lifetime (the next refill would find it expired), or sooner, in place
     // of the L1 refresh before that (#replacesRefresh).
     const life = this.#life(name, envelope, left)
     const due =
       !life.refreshing && (left <= life.lifetimeMs || this.#replacesRefresh(name, envelope, left, life))
     if (due) life.refreshing = true
-    return { value: loaded.value, live: true, refreshDue: due }
+    return { value: loaded.value, live: true, stored, refreshDue: due }
   }
 
   /**
@@ -158,7 +163,7 @@ export class L1Loads {
             : envelope.kind === 'n'
               ? { value: null }
               : tryDecode(envelope.payload, codec)
-    const loaded = { codec, envelope, value }
+    const loaded = { codec, text, envelope, value }
     this.#loaded.set(cached, loaded)
     return loaded
   }

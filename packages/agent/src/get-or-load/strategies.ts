@@ -44,15 +44,20 @@ export class GuardedLoads implements MitigationStrategy {
 
 function noop(): void {}
 
-// An XFetch beta under which any load that took time is drawn for refresh: now - deltaMs * beta * ln(u) passes
-// any expiry for u < 1.
-const REFRESH_NOW = 1e12
+/** The stampede guard's refresh of a key whose stored text the caller holds (see StampedeGuard.refreshAhead). */
+export type RefreshThrough = <T>(
+  name: string,
+  stored: string,
+  loader: Loader<T>,
+  options: LoadOptions,
+) => void
 
 /** What LocalCacheStrategy needs. */
 export interface LocalCacheStrategyOptions {
   /** getOrLoad's values in L1 (the router's reply cache). */
   l1: L1Loads
   fetch: FetchThrough
+  refresh: RefreshThrough
   /** The stampede guard's isCurrent: no invalidation of the key since `generation`. */
   isCurrent(name: string, generation: number): boolean
   codec: Codec
@@ -84,7 +89,7 @@ export class LocalCacheStrategy implements MitigationStrategy {
     if (cached?.live === true) {
       hot.l1Hits++
       counters.l1Hits++
-      if (cached.refreshDue) this.#refreshAhead(name, hot, loader, options)
+      if (cached.refreshDue) this.#refreshAhead(name, cached.stored, loader, options)
       return cached.value.value as T
     }
     hot.l1Misses++
@@ -107,14 +112,16 @@ export class LocalCacheStrategy implements MitigationStrategy {
     return fetched.value
   }
 
-  // The guard's read of the key with XFetch certain to refresh early: the loader runs (once in the cluster, under
-  // the lease) before the logical expiry, and its write's invalidation makes the next read refill L1 with the
-  // new envelope. Nobody waits on it; a load that took no time (deltaMs 0) is never refreshed early.
-  #refreshAhead<T>(name: string, hot: HotKey, loader: Loader<T>, options: LoadOptions): void {
+  // The guard's refresh of the key from the envelope L1 holds (tracked, so it is what Redis stores): the loader runs
+  // (once in the cluster, under the lease) before the logical expiry, and its write's invalidation makes the next
+  // read refill L1 with the new envelope. Nobody waits on it.
+  #refreshAhead<T>(name: string, stored: string, loader: Loader<T>, options: LoadOptions): void {
     const { signal: _callerOnly, ...rest } = options
-    this.#options.fetch(name, hot, loader, { ...rest, xfetchBeta: REFRESH_NOW }).catch((error: unknown) => {
+    try {
+      this.#options.refresh(name, stored, loader, rest)
+    } catch (error) {
       this.#options.log.debug({ key: name, error: (error as Error).message }, 'l1 refresh ahead failed')
-    })
+    }
   }
 
   // L1's fill of the key (joined when one is in flight), then its value as getOrLoad returns it; undefined when
