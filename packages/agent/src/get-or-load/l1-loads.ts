@@ -34,7 +34,10 @@ export interface L1Value {
   readonly live: boolean
   /** What Redis stores for the key (L1's copy is tracked, so it is current): the guard's refresh starts from it. */
   readonly stored: string
-  /** True once per envelope, on a hit in its last L1 lifetime: the time to have the guard refresh it. */
+  /**
+   * True once per envelope, on a hit in its last L1 lifetime or shortly before the L1 refresh ahead of it: the time
+   * to have the guard reload it.
+   */
   readonly refreshDue: boolean
 }
 
