@@ -6,7 +6,7 @@
  *   at maxTtlMs (a key without TTL, or absent, gets the cap); a refill with no invalidation in between keeps that
  *   lifetime, cut to what is left of the key's TTL;
  * - an entry read since it was stored is refilled a lead before it expires (a tenth of its lifetime, at most
- *   10 ms: l1/refresh-ahead.ts), unless its key's TTL cut its lifetime (then the key's expiry ends it);
+ *   50 ms: l1/refresh-ahead.ts), unless its key's TTL cut its lifetime (then the key's expiry ends it);
  * - reads of a missing entry share one fill (so the count does not depend on how many readers there are);
  * - a write to the key (here: the writer's, or its expiry) invalidates the entry, and the next read refills.
  *
@@ -56,7 +56,7 @@ export function allowedRefills(rules: RefillRules, history: KeyHistory, from: nu
 
 // How long after its fill an entry read without pause is refilled ahead of its expiry.
 function refreshedAfter(lifetime: number): number {
-  return lifetime < 20 ? lifetime : lifetime - Math.min(Math.floor(lifetime / 10), 10)
+  return lifetime < 20 ? lifetime : lifetime - Math.min(Math.floor(lifetime / 10), 50)
 }
 
 function latestAtOrBefore(times: readonly number[], t: number): number | undefined {

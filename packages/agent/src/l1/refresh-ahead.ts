@@ -1,12 +1,11 @@
 /**
  * When an L1 entry is refilled ahead of its expiry: a short lead before it, so that a key read without pause is
  * refilled while its entry still answers (expiry opens no gap in which reads wait on Redis) and still about once
- * per lifetime. The lead is a tenth of the lifetime, at most REFRESH_LEAD_MAX_MS: ten times a fill's round trip to a
- * Redis in the same zone, and each ms of lead is a refill sooner. A refill that lands late costs no read: reads of
- * the expired entry wait on it (they join the fill in flight), for the rest of its round trip. Entries shorter than
+ * per lifetime. The lead is a tenth of the lifetime, at most REFRESH_LEAD_MAX_MS (a fill's round trip on a loaded
+ * host: at 10 ms, a loaded machine's late timers let a hot key's readers wait at expiry); entries shorter than
  * REFRESH_MIN_LIFETIME_MS are not worth a timer and refill on their next read.
  */
-export const REFRESH_LEAD_MAX_MS = 10
+export const REFRESH_LEAD_MAX_MS = 50
 export const REFRESH_MIN_LIFETIME_MS = 20
 
 /** How long after its store an entry of `lifetimeMs` is refilled, or undefined for never. */
